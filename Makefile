@@ -1,0 +1,49 @@
+# profsite — the two commands a person needs are `make build` and `make test`.
+# Everything else (venv, pinned packages, CJK font, Chromium) is set up here.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := build
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+# The capture runs on the GPU machine's own python3 (torch + standard library only).
+CAPTURE_PYTHON ?= python3
+
+.PHONY: build test serve bench capture capture-smoke chromium clean venv
+
+venv: $(STAMP)
+
+$(STAMP): requirements.lock pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "error: python3 >= 3.11 is needed")'
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --disable-pip-version-check -r requirements.lock
+	touch $@
+
+# Generators run inside the mkdocs build (macros + hooks), cached by input hash.
+# The site is built into a temporary folder and swapped in only when the build succeeded.
+build: $(STAMP)
+	$(BIN)/python -m generators build-site --site-dir site
+
+serve: $(STAMP)
+	$(BIN)/mkdocs serve
+
+# Debian's chromium for the real-browser test; installed with apt when missing.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing chromium with apt"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+
+test: $(STAMP) chromium
+	$(BIN)/python -m pytest -q
+
+bench: $(STAMP)
+	$(BIN)/python -m bench
+
+# On a GPU machine: run every workload under the profilers and write into data/.
+capture:
+	$(CAPTURE_PYTHON) -m generators.capture all --out data
+
+clean:
+	rm -rf site .cache .site-*

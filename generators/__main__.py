@@ -1,0 +1,3 @@
+from generators.cli import main
+
+raise SystemExit(main())

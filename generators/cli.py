@@ -1,0 +1,44 @@
+"""Command-line interface: ``python -m generators <command> ...``.
+
+Each command lives in its own module and is imported only when used, so that
+``--help`` is quick and a missing optional dependency affects only its command.
+A ``UserError`` becomes one line on stderr and exit code 2.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from generators.errors import UserError
+
+# command name -> module with add_arguments(parser) and run(args) -> int
+COMMANDS = {
+    "kernels": "generators.commands.kernels",
+    "ncu": "generators.commands.ncu",
+    "build-site": "generators.commands.build_site",
+    "new-report": "generators.commands.new_report",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m generators", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, module_name in COMMANDS.items():
+        module = importlib.import_module(module_name)
+        p = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(p)
+        p.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args._module.run(args) or 0)
+    except UserError as exc:
+        print(exc.line(), file=sys.stderr)
+        return exc.exit_code
+    except BrokenPipeError:  # `... | head` closed the pipe: not an error of ours
+        return 0
