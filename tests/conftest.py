@@ -1,0 +1,25 @@
+"""Shared test fixtures.
+
+The real profiler exports live outside the repository, in ``../shared/fixtures``
+relative to the repository root (CI has the same layout).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def fixtures_dir() -> Path:
+    path = REPO_ROOT.parent / "shared" / "fixtures"
+    if not path.is_dir():
+        pytest.fail(f"shared fixtures not found at {path}")
+    return path
