@@ -1,0 +1,164 @@
+"""A decoder-only Transformer LM (RMSNorm, RoPE, SwiGLU) with two attention variants.
+
+Random weights: profiling does not depend on trained values. The written-out attention
+puts each step in its own ``record_function`` range (``scores``, ``softmax``, ``matmul``)
+so reports can compare softmax against matmul time; the fused one calls
+``scaled_dot_product_attention``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.profiler import record_function
+
+VOCAB = 10_000
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    name: str
+    d_model: int
+    d_ff: int
+    n_layers: int
+    n_heads: int
+    vocab: int = VOCAB
+    rope_theta: float = 10_000.0
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+# The sizes common in course benchmark suites (d_model / d_ff / layers / heads).
+SIZES = {
+    "small": ModelConfig("small", 768, 3072, 12, 12),
+    "medium": ModelConfig("medium", 1024, 4096, 24, 16),
+    "large": ModelConfig("large", 1280, 5120, 36, 20),
+    "xl": ModelConfig("xl", 1600, 6400, 48, 25),
+    "2.7B": ModelConfig("2.7B", 2560, 10240, 32, 32),
+    # CPU smoke mode only: the same code on a model small enough for a laptop.
+    "tiny": ModelConfig("tiny", 64, 256, 2, 4),
+}
+
+
+def count_params(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, d: int, eps: float = 1e-5):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        rms = torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+        return x * rms * self.weight
+
+
+def rope_tables(head_dim: int, max_len: int, theta: float, device) -> tuple[torch.Tensor, torch.Tensor]:
+    inv = 1.0 / (theta ** (torch.arange(0, head_dim, 2, device=device, dtype=torch.float32) / head_dim))
+    angles = torch.outer(torch.arange(max_len, device=device, dtype=torch.float32), inv)
+    return angles.cos(), angles.sin()
+
+
+def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    # x: (B, H, T, hd); cos/sin: (T, hd/2), rotating interleaved pairs
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    c, s = cos.to(x.dtype), sin.to(x.dtype)
+    return torch.stack((x1 * c - x2 * s, x1 * s + x2 * c), dim=-1).flatten(-2)
+
+
+class KVCache:
+    """Preallocated keys/values for every layer: (layers, B, H, max_len, hd) each."""
+
+    def __init__(self, cfg: ModelConfig, batch: int, max_len: int, device, dtype):
+        hd = cfg.d_model // cfg.n_heads
+        shape = (cfg.n_layers, batch, cfg.n_heads, max_len, hd)
+        self.k = torch.zeros(shape, device=device, dtype=dtype)
+        self.v = torch.zeros(shape, device=device, dtype=dtype)
+        self.length = 0
+
+
+class Attention(nn.Module):
+    def __init__(self, cfg: ModelConfig, fused: bool):
+        super().__init__()
+        self.n_heads = cfg.n_heads
+        self.head_dim = cfg.d_model // cfg.n_heads
+        self.fused = fused
+        self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=False)
+        self.out = nn.Linear(cfg.d_model, cfg.d_model, bias=False)
+
+    def forward(self, x, cos, sin, layer: int, cache: KVCache | None):
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.n_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        start = cache.length if cache is not None else 0
+        q = apply_rope(q, cos[start : start + t], sin[start : start + t])
+        k = apply_rope(k, cos[start : start + t], sin[start : start + t])
+        if cache is not None:
+            cache.k[layer, :, :, start : start + t] = k
+            cache.v[layer, :, :, start : start + t] = v
+            k = cache.k[layer, :, :, : start + t]
+            v = cache.v[layer, :, :, : start + t]
+        causal = t > 1  # a single new token attends to every cached position
+        if self.fused:
+            o = F.scaled_dot_product_attention(q, k, v, is_causal=causal and start == 0)
+        else:
+            with record_function("scores"):
+                s = (q @ k.transpose(-2, -1)) / math.sqrt(self.head_dim)
+                if causal:
+                    mask = torch.ones(t, start + t, device=x.device, dtype=torch.bool).triu(start + 1)
+                    s = s.masked_fill(mask, float("-inf"))
+            with record_function("softmax"):
+                p = torch.softmax(s, dim=-1)
+            with record_function("matmul"):
+                o = p @ v
+        return self.out(o.transpose(1, 2).reshape(b, t, d))
+
+
+class SwiGLU(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.w1 = nn.Linear(cfg.d_model, cfg.d_ff, bias=False)
+        self.w3 = nn.Linear(cfg.d_model, cfg.d_ff, bias=False)
+        self.w2 = nn.Linear(cfg.d_ff, cfg.d_model, bias=False)
+
+    def forward(self, x):
+        return self.w2(F.silu(self.w1(x)) * self.w3(x))
+
+
+class Block(nn.Module):
+    def __init__(self, cfg: ModelConfig, fused: bool):
+        super().__init__()
+        self.norm1 = RMSNorm(cfg.d_model)
+        self.attn = Attention(cfg, fused)
+        self.norm2 = RMSNorm(cfg.d_model)
+        self.ffn = SwiGLU(cfg)
+
+    def forward(self, x, cos, sin, layer, cache):
+        x = x + self.attn(self.norm1(x), cos, sin, layer, cache)
+        return x + self.ffn(self.norm2(x))
+
+
+class TransformerLM(nn.Module):
+    def __init__(self, cfg: ModelConfig, fused: bool, max_len: int):
+        super().__init__()
+        self.cfg = cfg
+        self.embed = nn.Embedding(cfg.vocab, cfg.d_model)
+        self.blocks = nn.ModuleList(Block(cfg, fused) for _ in range(cfg.n_layers))
+        self.norm = RMSNorm(cfg.d_model)
+        self.lm_head = nn.Linear(cfg.d_model, cfg.vocab, bias=False)
+        cos, sin = rope_tables(cfg.d_model // cfg.n_heads, max_len, cfg.rope_theta, "cpu")
+        self.register_buffer("cos", cos, persistent=False)
+        self.register_buffer("sin", sin, persistent=False)
+
+    def forward(self, tokens: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
+        x = self.embed(tokens)
+        for i, block in enumerate(self.blocks):
+            x = block(x, self.cos, self.sin, i, cache)
+        if cache is not None:
+            cache.length += tokens.shape[1]
+        return self.lm_head(self.norm(x))

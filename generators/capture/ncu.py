@@ -1,0 +1,61 @@
+"""Nsight Compute over the decode range: one decode step, exported as CSV on the GPU machine.
+
+ncu replays every kernel many times, so the profiled run generates 2 tokens: the prefill
+(outside the range) and one decode step inside the NVTX range ``decode``. A warm-up
+generation without ranges runs first in the same process, so cuBLAS heuristics and the
+caching allocator are settled before the profiled step.
+"""
+from __future__ import annotations
+
+import gzip
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+SECTIONS = [
+    "SpeedOfLight",
+    "MemoryWorkloadAnalysis",
+    "MemoryWorkloadAnalysis_Chart",
+    "Occupancy",
+    "LaunchStats",
+    "ComputeWorkloadAnalysis",
+    "SpeedOfLight_RooflineChart",
+    "SpeedOfLight_HierarchicalTensorRooflineChart",
+]
+
+
+def profile_command(rep: Path, workload: list[str]) -> list[str]:
+    cmd = ["ncu", "--clock-control", "none", "--target-processes", "all",
+           "--nvtx", "--nvtx-include", "decode/"]
+    for section in SECTIONS:
+        cmd += ["--section", section]
+    return cmd + ["--export", str(rep), "--force-overwrite", *workload]
+
+
+def export_commands(rep: Path) -> dict[str, list[str]]:
+    return {page: ["ncu", "--import", str(rep), "--page", page, "--csv"] for page in ("raw", "details")}
+
+
+def run(folder: Path, variant: str, size: str, prompt: int) -> dict:
+    if shutil.which("ncu") is None:
+        return {"status": "skipped", "reason": "ncu is not on PATH"}
+    workload = [sys.executable, "-m", "generators.capture", "decode-step", "--size", size,
+                "--variant", variant, "--prompt", str(prompt)]
+    rep = Path("/tmp") / f"profsite_ncu_{variant}.ncu-rep"
+    cmd = profile_command(rep, workload)
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    log = proc.stdout[-4000:] + proc.stderr[-4000:]
+    if proc.returncode != 0 or not rep.exists():
+        return {"status": "failed", "returncode": proc.returncode, "command": shlex.join(cmd), "log": log}
+    files, commands = {}, [shlex.join(cmd)]
+    for page, export in export_commands(rep).items():
+        out = subprocess.run(export, capture_output=True, check=True)
+        name = f"ncu_{variant}_{page}.csv.gz"
+        # mtime=0: the same CSV gives the same bytes
+        (folder / name).write_bytes(gzip.compress(out.stdout, compresslevel=9, mtime=0))
+        files[name] = f"Nsight Compute CSV export, --page {page}, one decode step, {variant} attention"
+        commands.append(shlex.join(export) + f" | gzip > {name}")
+    return {"status": "ok", "commands": commands, "files": files, "sections": SECTIONS,
+            "log_tail": log[-1500:]}
