@@ -1,0 +1,110 @@
+"""Opening an nsys SQLite export safely: read-only, with one-line errors for bad files.
+
+Shared by the reader (:mod:`nsys_sqlite`) and the fast summary
+(:mod:`nsys_sqlite_summary`); imports no pandas until a query needs it.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from pathlib import Path
+
+from generators.errors import UserError
+
+KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
+_MAGIC = b"SQLite format 3\x00"
+_EXPORT_HINT = "(an .nsys-rep report must first be exported: nsys export --type sqlite REPORT)"
+
+
+def check_header(path: str | os.PathLike[str]) -> None:
+    """Fail early, with a reason, on files SQLite would misread or reject vaguely.
+
+    The 100-byte header holds the page size (bytes 16-17) and, when bytes 92-95 equal
+    the change counter at 24-27, the database size in pages (28-31): a file shorter
+    than that was cut off (https://www.sqlite.org/fileformat.html).
+    """
+    p = Path(path)
+    if not p.exists():
+        raise UserError(path, "no such file")
+    if not p.is_file():
+        raise UserError(path, "not a file")
+    size = p.stat().st_size
+    if size == 0:
+        raise UserError(path, "empty file")
+    with p.open("rb") as f:
+        header = f.read(100)
+    if not header.startswith(_MAGIC):
+        raise UserError(path, "not an SQLite database: the file does not start with the SQLite header "
+                              f"(random bytes, an encrypted or another kind of file) {_EXPORT_HINT}")
+    if len(header) < 100:
+        raise UserError(path, f"truncated SQLite database: {size} bytes, shorter than its 100-byte header")
+    page_size = int.from_bytes(header[16:18], "big")
+    page_size = 65536 if page_size == 1 else page_size
+    pages = int.from_bytes(header[28:32], "big")
+    if header[24:28] == header[92:96] and pages and size < pages * page_size:
+        raise UserError(path, f"truncated SQLite database: the header says {pages * page_size:,} bytes, "
+                              f"the file has {size:,}")
+
+
+@contextlib.contextmanager
+def connect(path: str | os.PathLike[str]):
+    """A read-only connection (the export is never written), closed on exit."""
+    check_header(path)
+    uri = Path(path).resolve().as_uri() + "?mode=ro"
+    try:
+        con = sqlite3.connect(uri, uri=True)
+    except sqlite3.Error as exc:
+        raise UserError(path, f"cannot open the SQLite database: {exc}") from None
+    try:
+        yield con
+    except sqlite3.DatabaseError as exc:
+        raise UserError(path, f"unreadable SQLite database: {exc}") from None
+    finally:
+        con.close()
+
+
+def require_tables(con: sqlite3.Connection, path) -> set[str]:
+    """The export's table names; ``UserError`` naming what is missing."""
+    try:
+        tables = {name for (name,) in con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")}
+    except sqlite3.DatabaseError as exc:
+        raise UserError(path, f"unreadable SQLite database: {exc}") from None
+    if KERNEL_TABLE not in tables:
+        what = ("no tables at all" if not tables else
+                "an SQLite database, but not an Nsight Systems export (no StringIds table)"
+                if "StringIds" not in tables else "the export has no CUDA kernels (profile with --trace=cuda)")
+        raise UserError(path, f"no {KERNEL_TABLE} table: {what}")
+    if "StringIds" not in tables:
+        raise UserError(path, "no StringIds table: kernel names cannot be resolved")
+    return tables
+
+
+def kernel_name_expr(con: sqlite3.Connection, path, alias: str) -> str:
+    """SQL for the kernel's name id: the demangled name, else the short name."""
+    cols = {row[1] for row in con.execute(f"PRAGMA table_info({KERNEL_TABLE})")}
+    present = [c for c in ("demangledName", "shortName") if c in cols]
+    if not present:
+        raise UserError(path, f"{KERNEL_TABLE} has neither demangledName nor shortName")
+    cols = [f"{alias}.{c}" if alias else c for c in present]
+    return cols[0] if len(cols) == 1 else f"coalesce({', '.join(cols)})"
+
+
+def query(con: sqlite3.Connection, path, sql: str, params=()):
+    """``pandas.read_sql_query`` with database errors turned into ``UserError``."""
+    import pandas as pd  # only the full reader needs pandas
+
+    try:
+        return pd.read_sql_query(sql, con, params=params)
+    except (sqlite3.DatabaseError, pd.errors.DatabaseError) as exc:
+        cause = exc.__cause__ if isinstance(exc.__cause__, sqlite3.Error) else exc  # pandas quotes the SQL
+        raise UserError(path, f"unreadable SQLite database: {cause}") from None
+
+
+def export_metadata(con: sqlite3.Connection, tables: set[str]) -> dict:
+    """Product and schema version of the exporter, when the export records them."""
+    if "META_DATA_EXPORT" not in tables:
+        return {}
+    wanted = ("EXPORT_PRODUCT_VERSION", "EXPORT_SCHEMA_VERSION")
+    rows = con.execute("SELECT name, value FROM META_DATA_EXPORT WHERE name IN (?, ?)", wanted).fetchall()
+    return {name.lower(): value for name, value in rows}
