@@ -1,0 +1,193 @@
+"""Result cache for generators: a result is recomputed only when what it depends on changed.
+
+A result's key is a SHA-256 over
+
+* the cache schema version (:data:`SCHEMA_VERSION`, bumped when the stored layout changes),
+* the unit's name and options,
+* the bytes of every input file (paths relative to the data folder, sorted),
+* the source of the generator code: the unit's module and every ``generators.*`` module it
+  imports, transitively (:func:`code_digest`),
+* the versions of Python and of the libraries that shape results (pandas, matplotlib, ...).
+
+Entries live under ``.cache/<namespace>/<slot>/<key>.pickle`` (git-ignored, disposable). A
+slot holds the latest entry of one unit with one set of options; writing a new entry
+removes the older ones, so the cache does not grow with every edit. Writes go to a
+temporary file first and are renamed into place, so a build interrupted half-way or a
+``mkdocs serve`` running beside ``make build`` never reads a torn entry.
+
+Pickle is used because results hold pandas tables and figure bytes; the files are written
+and read only by this project, on this machine.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+import pickle
+import platform
+import tempfile
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import TypeVar
+
+#: Bump when the key recipe or the stored layout changes.
+SCHEMA_VERSION = 1
+
+PACKAGE = "generators"
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+#: Libraries whose version can change a result or a figure.
+TOOLCHAIN = ("pandas", "numpy", "matplotlib", "babel", "msgspec", "PyYAML", "tabulate")
+
+T = TypeVar("T")
+
+
+def _module_file(name: str) -> Path | None:
+    """``generators.a.b`` -> its source file, found on disk (nothing is imported)."""
+    parts = name.split(".")
+    if parts[0] != PACKAGE:
+        return None
+    base = PACKAGE_DIR.joinpath(*parts[1:])
+    for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _imported_names(path: Path, module: str) -> set[str]:
+    """Names of the modules that ``path`` imports, with relative imports resolved."""
+    is_package = path.name == "__init__.py"
+    package = module if is_package else module.rpartition(".")[0]
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            names.add(target)
+            # ``from generators.x import y`` may import the submodule generators.x.y
+            names.update(f"{target}.{alias.name}" for alias in node.names)
+    return names
+
+
+def module_closure(modules: Iterable[str]) -> list[Path]:
+    """Source files of ``modules`` and of every ``generators.*`` module they import, sorted.
+
+    Written by hand because ``modulefinder`` follows every standard-library and
+    third-party import too (slow, and those are covered by the toolchain versions);
+    only edges inside this package matter here. Parent package ``__init__`` files are
+    included since importing a module runs them.
+    """
+    seen: dict[str, Path] = {}
+    todo = list(modules)
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        path = _module_file(name)
+        if path is None:
+            continue
+        seen[name] = path
+        todo.extend(_imported_names(path, name))
+        parent = name.rpartition(".")[0]
+        if parent:
+            todo.append(parent)
+    return sorted(set(seen.values()))
+
+
+def code_digest(modules: Iterable[str]) -> str:
+    h = hashlib.sha256()
+    for path in module_closure(modules):
+        h.update(path.relative_to(PACKAGE_DIR).as_posix().encode() + b"\0")
+        h.update(hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def files_digest(paths: Iterable[Path], root: Path) -> list[tuple[str, str]]:
+    """``[(path relative to root, sha256 of its bytes)]`` sorted by path."""
+    out = []
+    for path in paths:
+        try:
+            rel = path.resolve().relative_to(root.resolve()).as_posix()
+        except ValueError:
+            rel = path.as_posix()
+        out.append((rel, hashlib.sha256(path.read_bytes()).hexdigest()))
+    return sorted(out)
+
+
+def toolchain() -> dict[str, str]:
+    versions = {"python": platform.python_version()}
+    for dist in TOOLCHAIN:
+        try:
+            versions[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            versions[dist] = "-"
+    return versions
+
+
+def make_key(**parts: object) -> str:
+    blob = json.dumps({"schema": SCHEMA_VERSION, **parts}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+@dataclass
+class ResultCache:
+    """Pickled results keyed by content; ``root=None`` disables storing (always computes)."""
+
+    root: Path | None
+    hits: int = 0
+    misses: int = 0
+    computed: list[str] = field(default_factory=list)  # "<namespace>/<slot>" in order, for tests
+
+    def get_or_compute(self, namespace: str, slot: str, key: str, compute: Callable[[], T]) -> T:
+        if self.root is None:
+            self.misses += 1
+            self.computed.append(f"{namespace}/{slot}")
+            return compute()
+        folder = self.root / namespace / slot
+        path = folder / f"{key}.pickle"
+        try:
+            with path.open("rb") as fh:
+                value = pickle.load(fh)
+            self.hits += 1
+            return value
+        except FileNotFoundError:
+            pass
+        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
+            pass  # an entry from other code that slipped through: recompute and replace it
+        value = compute()
+        self.misses += 1
+        self.computed.append(f"{namespace}/{slot}")
+        self._store(folder, path, value)
+        return value
+
+    @staticmethod
+    def _store(folder: Path, path: Path, value: object) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=".pickle")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        for old in folder.glob("*.pickle"):
+            if old != path:
+                old.unlink(missing_ok=True)
+
+
+def slot_name(unit: str, options: dict[str, object]) -> str:
+    """A readable, file-system safe folder name for one unit + options."""
+    if not options:
+        return unit
+    digest = hashlib.sha256(json.dumps(options, sort_keys=True).encode()).hexdigest()[:12]
+    return f"{unit}-{digest}"
