@@ -1,0 +1,94 @@
+"""Derived hardware numbers: ridge points, and measured peaks set against the spec.
+
+Pure functions: ``GpuSpec`` / ``MeasuredRun`` objects in (from ``generators.readers``),
+pandas tables out, in base units with the unit in the column name. No I/O, no plotting.
+
+Ridge point (the roofline's knee) of a data type: ``peak FLOP/s ÷ memory bytes/s``, in
+FLOP/byte. A kernel whose arithmetic intensity is below it cannot reach the compute peak
+of that data type and is memory-bound; above it, compute-bound.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+from generators.errors import UserError
+from generators.readers.hardware import DTYPES, GpuSpec
+from generators.readers.peaks import MeasuredRun
+
+RIDGE_COLUMNS = ["gpu", "dtype", "peak_flop_per_s", "bandwidth_bytes_per_s", "ridge_flop_per_byte"]
+DEVICE_COLUMNS = ["gpu", "report", "version", "device_name", "sm_count", "spec_sm_count", "l2_bytes",
+                  "spec_l2_bytes", "total_memory_bytes"]
+MEASURED_COLUMNS = ["gpu", "report", "version", "kind", "item", "measured_per_s", "spec_per_s",
+                    "fraction_of_spec", "ridge_flop_per_byte"]
+
+#: Capture matmul dtype -> hardware peak it is measured against.
+MATMUL_DTYPES = {"fp64": "fp64_tensor", "fp32": "fp32", "tf32": "tf32", "bf16": "bf16",
+                 "fp16": "fp16", "fp8": "fp8", "fp4": "fp4"}
+
+
+def ridge_point(peak_flop_per_s: float, bandwidth_bytes_per_s: float) -> float:
+    """FLOP/byte at which the bandwidth roof meets the compute roof."""
+    return peak_flop_per_s / bandwidth_bytes_per_s
+
+
+def ridge_table(gpus: list[GpuSpec]) -> pd.DataFrame:
+    """One row per GPU and data type that has both a dense peak and a memory bandwidth."""
+    rows = []
+    for gpu in gpus:
+        bandwidth = gpu.memory_bandwidth_bytes_per_s.value
+        if bandwidth is None:
+            continue
+        for dtype in DTYPES:
+            peak = gpu.peaks.get(dtype)
+            if peak is not None:
+                rows.append((gpu.id, dtype, peak.dense_flop_per_s, bandwidth,
+                             ridge_point(peak.dense_flop_per_s, bandwidth)))
+    return pd.DataFrame(rows, columns=RIDGE_COLUMNS)
+
+
+def match_runs(gpus: list[GpuSpec], runs: list[MeasuredRun]) -> list[GpuSpec]:
+    """The hardware entry of each run, found by the CUDA device name in ``device_names``."""
+    by_name = {name: gpu for gpu in gpus for name in gpu.device_names}
+    matched = []
+    for run in runs:
+        gpu = by_name.get(run.gpu.name)
+        if gpu is None:
+            raise UserError(run.path, f"GPU {run.gpu.name!r} is not in the device_names of any "
+                            "hardware file; add it to the matching data/hardware/*.yml")
+        matched.append(gpu)
+    return matched
+
+
+def measured_table(gpus: list[GpuSpec], runs: list[MeasuredRun]) -> pd.DataFrame:
+    """Every measured matmul and memory figure beside the spec value it is measured against.
+
+    ``ridge_flop_per_byte`` of a matmul row is its measured FLOP/s over the best measured
+    memory bandwidth of the same run (empty when the run measured no bandwidth).
+    """
+    rows = []
+    for run, gpu in zip(runs, match_runs(gpus, runs)):
+        best_bw = max((m.bytes_per_s for m in run.memory), default=None)
+        for mm in sorted(run.matmul, key=lambda m: _dtype_order(m.dtype)):
+            peak = gpu.peaks.get(MATMUL_DTYPES.get(mm.dtype, mm.dtype))
+            spec = peak.dense_flop_per_s if peak else None
+            rows.append((gpu.id, run.report, run.version, "matmul", mm.dtype, mm.flop_per_s, spec,
+                         mm.flop_per_s / spec if spec else None,
+                         ridge_point(mm.flop_per_s, best_bw) if best_bw else None))
+        spec_bw = gpu.memory_bandwidth_bytes_per_s.value
+        for mem in sorted(run.memory, key=lambda m: m.name):
+            rows.append((gpu.id, run.report, run.version, "memory", mem.name, mem.bytes_per_s, spec_bw,
+                         mem.bytes_per_s / spec_bw if spec_bw else None, None))
+    return pd.DataFrame(rows, columns=MEASURED_COLUMNS)
+
+
+def device_table(gpus: list[GpuSpec], runs: list[MeasuredRun]) -> pd.DataFrame:
+    """What CUDA reported about the device of each run, beside the spec (SMs, L2)."""
+    rows = [(gpu.id, run.report, run.version, run.gpu.name, run.gpu.sm_count, gpu.sm_count.value,
+             run.gpu.l2_bytes, gpu.l2_bytes.value, run.gpu.total_memory_bytes)
+            for run, gpu in zip(runs, match_runs(gpus, runs))]
+    return pd.DataFrame(rows, columns=DEVICE_COLUMNS)
+
+
+def _dtype_order(dtype: str) -> tuple[int, str]:
+    mapped = MATMUL_DTYPES.get(dtype, dtype)
+    return (DTYPES.index(mapped) if mapped in DTYPES else len(DTYPES), dtype)

@@ -1,0 +1,217 @@
+"""Reader for the hardware reference: ``data/hardware/<id>.yml``, one file per GPU.
+
+Schema ``profsite.hardware/1`` (validated when loaded, see :class:`HardwareFile`). Units are
+in the field names, as the vendor prints them; :func:`read` converts to base units
+(bytes, bytes/s, FLOP/s) once, here.
+
+.. code-block:: yaml
+
+    schema: profsite.hardware/1
+    name: NVIDIA H100 SXM5 80 GB          # full product name
+    short_name: H100 SXM                  # used in tables and figures
+    architecture: Hopper
+    form_factor: SXM5
+    device_names: ["NVIDIA H100 80GB HBM3"]   # what CUDA calls it; matches measured runs
+    sources:                              # every value cites one of these by id
+      - {id: datasheet, title: "NVIDIA H100 Tensor Core GPU Datasheet", url: "https://...", date: "2023-07"}
+    sm_count:              {value: 132, source: whitepaper}
+    memory_gb:             {value: 80, source: datasheet}   # capacity as printed ("GB")
+    memory_bandwidth_gb_s: {value: 3350, source: datasheet}
+    l2_mib:                {value: 50, source: whitepaper}  # NVIDIA's "50 MB" L2 is 50 MiB
+    nvlink_gb_s:           {value: 900, source: datasheet, note: {en: "...", zh: "..."}}
+    peaks:                 # DENSE peaks; sparse_tflop_s only where the source prints it
+      bf16: {dense_tflop_s: 989.4, sparse_tflop_s: 1978.9, source: whitepaper}
+    notes:                 # where sources disagree (dense vs sparse, SXM vs PCIe, ...)
+      - {en: "...", zh: "..."}
+
+A value that is not published is ``{value: null, note: {en: ..., zh: ...}}``: the note
+says why. Ridge points are never typed here; they are computed
+(``generators.analysis.hardware``).
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import msgspec
+
+from generators.errors import UserError
+
+SCHEMA = "profsite.hardware/1"
+
+#: Source dates: year, month or day precision (what NVIDIA documents can be dated to).
+ISO_DATE = re.compile(r"^\d{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?)?$")
+
+#: Data types with a peak, in the order tables show them.
+DTYPES = ("fp64", "fp64_tensor", "fp32", "tf32", "bf16", "fp16", "fp8", "fp4")
+Dtype = Literal["fp64", "fp64_tensor", "fp32", "tf32", "bf16", "fp16", "fp8", "fp4"]
+
+
+class Note(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """A remark in both page languages (data prose is bilingual, not a catalog message)."""
+
+    en: str
+    zh: str
+
+
+class Source(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    id: str
+    title: str
+    date: str  # ISO date of year, month or day precision: 2022, 2022-03, 2022-03-22
+    url: str | None = None
+
+
+class Spec(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    value: float | None
+    source: str | None = None
+    note: Note | None = None
+
+
+class Peak(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    dense_tflop_s: float
+    source: str
+    sparse_tflop_s: float | None = None
+    note: Note | None = None
+
+
+class HardwareFile(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    schema: str
+    name: str
+    short_name: str
+    architecture: str
+    form_factor: str
+    sources: list[Source]
+    sm_count: Spec
+    memory_gb: Spec
+    memory_bandwidth_gb_s: Spec
+    l2_mib: Spec
+    nvlink_gb_s: Spec
+    peaks: dict[Dtype, Peak]
+    device_names: list[str] = []
+    notes: list[Note] = []
+
+
+@dataclass(frozen=True)
+class Value:
+    """One published figure in base units, with the id of the source it comes from."""
+
+    value: float | None
+    source: str | None
+    note: Note | None
+
+
+@dataclass(frozen=True)
+class PeakSpec:
+    dense_flop_per_s: float
+    sparse_flop_per_s: float | None
+    source: str
+    note: Note | None
+
+
+@dataclass(frozen=True)
+class GpuSpec:
+    """One GPU of the hardware reference, in base units (bytes, bytes/s, FLOP/s)."""
+
+    id: str  # file stem: h100-sxm
+    path: str  # as given to read(); names the file in errors further down
+    name: str
+    short_name: str
+    architecture: str
+    form_factor: str
+    device_names: tuple[str, ...]
+    sources: dict[str, Source]
+    sm_count: Value
+    memory_capacity_gb: Value  # as printed by the vendor ("80 GB"); not converted
+    memory_bandwidth_bytes_per_s: Value
+    l2_bytes: Value
+    nvlink_bytes_per_s: Value
+    peaks: dict[str, PeakSpec]  # dtype -> dense (and sparse) peak, in DTYPES order
+    notes: tuple[Note, ...]
+
+
+def _check(path: Path, doc: HardwareFile) -> None:
+    """Checks a schema cannot express: references, positivity, dates."""
+    if doc.schema != SCHEMA:
+        raise UserError(path, f"schema is {doc.schema!r}, expected {SCHEMA!r}")
+    ids = [s.id for s in doc.sources]
+    if len(set(ids)) != len(ids):
+        raise UserError(path, "sources: the same id is used twice")
+    for i, src in enumerate(doc.sources):
+        if not ISO_DATE.match(src.date):
+            raise UserError(path, f"sources[{i}].date: {src.date!r} is not YYYY, YYYY-MM or YYYY-MM-DD")
+    fields = {name: getattr(doc, name) for name in ("sm_count", "memory_gb", "memory_bandwidth_gb_s",
+                                                    "l2_mib", "nvlink_gb_s")}
+    fields.update({f"peaks.{k}": v for k, v in doc.peaks.items()})
+    for name, item in fields.items():
+        value = item.dense_tflop_s if isinstance(item, Peak) else item.value
+        if value is None:
+            if item.note is None:
+                raise UserError(path, f"{name}: a missing value needs a note saying why")
+            continue
+        if not value > 0:
+            raise UserError(path, f"{name}: must be positive, got {value}")
+        if item.source is None:
+            raise UserError(path, f"{name}: a value needs a source")
+        if item.source not in ids:
+            raise UserError(path, f"{name}.source: unknown source {item.source!r}; declared: {ids}")
+    for dtype, peak in doc.peaks.items():
+        if peak.sparse_tflop_s is not None and peak.sparse_tflop_s < peak.dense_tflop_s:
+            raise UserError(path, f"peaks.{dtype}: sparse_tflop_s is below dense_tflop_s")
+
+
+def _value(spec: Spec, scale: float) -> Value:
+    return Value(None if spec.value is None else spec.value * scale, spec.source, spec.note)
+
+
+def read(path: str | os.PathLike[str]) -> GpuSpec:
+    """Load and validate one hardware file; a problem is one ``UserError`` naming the field."""
+    path = Path(path)
+    try:
+        doc = msgspec.yaml.decode(path.read_bytes(), type=HardwareFile)
+    except FileNotFoundError:
+        raise UserError(path, "file not found") from None
+    except msgspec.ValidationError as exc:
+        raise UserError(path, str(exc)) from None
+    except msgspec.DecodeError as exc:  # YAML syntax
+        raise UserError(path, f"not valid YAML: {exc}") from None
+    _check(path, doc)
+    if doc.sm_count.value is not None and doc.sm_count.value != int(doc.sm_count.value):
+        raise UserError(path, "sm_count.value: must be a whole number")
+    return GpuSpec(
+        id=path.stem,
+        path=str(path),
+        name=doc.name,
+        short_name=doc.short_name,
+        architecture=doc.architecture,
+        form_factor=doc.form_factor,
+        device_names=tuple(doc.device_names),
+        sources={s.id: s for s in doc.sources},
+        sm_count=_value(doc.sm_count, 1),
+        memory_capacity_gb=_value(doc.memory_gb, 1),
+        memory_bandwidth_bytes_per_s=_value(doc.memory_bandwidth_gb_s, 1e9),
+        l2_bytes=_value(doc.l2_mib, 2**20),
+        nvlink_bytes_per_s=_value(doc.nvlink_gb_s, 1e9),
+        peaks={d: PeakSpec(p.dense_tflop_s * 1e12,
+                           None if p.sparse_tflop_s is None else p.sparse_tflop_s * 1e12,
+                           p.source, p.note)
+               for d in DTYPES if (p := doc.peaks.get(d)) is not None},
+        notes=tuple(doc.notes),
+    )
+
+
+def read_all(folder: Path) -> list[GpuSpec]:
+    """Every ``*.yml`` in ``folder``, sorted by file name (so output order is stable)."""
+    paths = sorted(folder.glob("*.yml"))
+    if not paths:
+        raise UserError(folder, "no hardware files (*.yml) found")
+    gpus = [read(p) for p in paths]
+    owners: dict[str, str] = {}
+    for gpu in gpus:
+        for device in gpu.device_names:
+            if device in owners:
+                raise UserError(gpu.path, f"device name {device!r} is already listed by {owners[device]}")
+            owners[device] = gpu.path
+    return gpus

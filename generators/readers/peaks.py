@@ -1,0 +1,89 @@
+"""Reader for measured peaks: ``data/reports/<report>/<version>/peaks.json`` (+ ``meta.json``).
+
+Written by the capture tooling (``generators.capture.peaks``), schema ``profsite.peaks/1``::
+
+    {"schema": "profsite.peaks/1",
+     "matmul": [{"dtype": "bf16", "m": 8192, "n": 8192, "k": 8192, "reps": 20,
+                 "median_s": ..., "flop_per_s": ...}, ...],
+     "memory": [{"name": "d2d_copy", "bytes_moved": ..., "reps": ..., "median_s": ...,
+                 "bytes_per_s": ...}]}
+
+The GPU that ran it is ``gpu`` in ``peaks.json`` when present, otherwise ``gpu`` in the
+``meta.json`` beside it (read with ``generators.readers.run_meta``). Extra fields are
+allowed (the capture may record more); missing or mistyped required ones are an error
+naming the file and the field.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+
+from generators.errors import UserError
+from generators.readers import run_meta
+from generators.readers.run_meta import GpuInfo, decode
+
+SCHEMA = "profsite.peaks/1"
+FILE_NAME = "peaks.json"
+
+
+class MatmulRun(msgspec.Struct, frozen=True):
+    dtype: str
+    m: int
+    n: int
+    k: int
+    reps: int
+    median_s: float
+    flop_per_s: float
+
+
+class MemoryRun(msgspec.Struct, frozen=True):
+    name: str
+    bytes_moved: int
+    reps: int
+    median_s: float
+    bytes_per_s: float
+
+
+class PeaksFile(msgspec.Struct, frozen=True):
+    schema: str
+    matmul: list[MatmulRun]
+    memory: list[MemoryRun]
+    gpu: GpuInfo | None = None
+
+
+@dataclass(frozen=True)
+class MeasuredRun:
+    report: str  # data/reports/<report>/<version>/
+    version: str
+    path: str  # the peaks.json, for error messages further down
+    gpu: GpuInfo
+    date: str | None  # ISO timestamp from meta.json, when present
+    matmul: tuple[MatmulRun, ...]
+    memory: tuple[MemoryRun, ...]
+
+
+def read(path: Path) -> MeasuredRun:
+    """Read one ``peaks.json`` and the ``meta.json`` next to it (if any)."""
+    doc = decode(path, PeaksFile)
+    if doc.schema != SCHEMA:
+        raise UserError(path, f"schema is {doc.schema!r}, expected {SCHEMA!r}")
+    meta_path = path.with_name(run_meta.FILE_NAME)
+    meta = run_meta.read(meta_path) if meta_path.is_file() else None
+    gpu = doc.gpu or (meta.gpu if meta else None)
+    if gpu is None:
+        raise UserError(path, "no gpu: neither peaks.json nor meta.json beside it names the GPU")
+    for i, run in enumerate(doc.matmul):
+        if not (run.flop_per_s > 0 and run.median_s > 0):
+            raise UserError(path, f"matmul[{i}]: flop_per_s and median_s must be positive")
+    for i, run in enumerate(doc.memory):
+        if not (run.bytes_per_s > 0 and run.median_s > 0):
+            raise UserError(path, f"memory[{i}]: bytes_per_s and median_s must be positive")
+    return MeasuredRun(report=path.parent.parent.name, version=path.parent.name, path=str(path),
+                       gpu=gpu, date=meta.date if meta else None, matmul=tuple(doc.matmul), memory=tuple(doc.memory))
+
+
+def find(reports_dir: Path) -> list[Path]:
+    """Every ``<report>/<version>/peaks.json`` under ``reports_dir``, sorted by path."""
+    return sorted(reports_dir.glob(f"*/*/{FILE_NAME}")) if reports_dir.is_dir() else []

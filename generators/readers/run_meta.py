@@ -1,0 +1,69 @@
+"""Reader for run metadata: ``data/reports/<report>/<version>/meta.json``.
+
+Written beside every capture by ``generators.capture.meta`` (schema ``profsite.run-meta/1``):
+``kind`` (decode, ncu, sweep, peaks), ``date`` (ISO timestamp, UTC), ``gpu`` (``name`` as
+CUDA reports it, ``sm_count``, ``total_memory_bytes``, ``l2_bytes``), ``software``,
+``commands``, ``model``, ``workload``, ``files``. Only the fields below are required here;
+the rest is kept as-is in ``raw`` for sections that show it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from generators.errors import UserError
+
+SCHEMA = "profsite.run-meta/1"
+FILE_NAME = "meta.json"
+
+
+class GpuInfo(msgspec.Struct, frozen=True):
+    name: str
+    sm_count: int | None = None
+    total_memory_bytes: int | None = None
+    l2_bytes: int | None = None
+
+
+class MetaFile(msgspec.Struct, frozen=True):
+    schema: str
+    kind: str
+    date: str
+    gpu: GpuInfo
+
+
+@dataclass(frozen=True)
+class RunMeta:
+    report: str  # data/reports/<report>/<version>/
+    version: str
+    path: str
+    kind: str
+    date: str
+    gpu: GpuInfo
+
+
+def decode(path: Path, kind: type) -> Any:
+    """``path`` decoded as JSON into ``kind``; a problem is one UserError naming the field."""
+    try:
+        return msgspec.json.decode(path.read_bytes(), type=kind)
+    except FileNotFoundError:
+        raise UserError(path, "file not found") from None
+    except msgspec.ValidationError as exc:
+        raise UserError(path, str(exc)) from None
+    except msgspec.DecodeError as exc:
+        raise UserError(path, f"not valid JSON: {exc}") from None
+
+
+def read(path: Path) -> RunMeta:
+    doc = decode(path, MetaFile)
+    if doc.schema != SCHEMA:
+        raise UserError(path, f"schema is {doc.schema!r}, expected {SCHEMA!r}")
+    return RunMeta(report=path.parent.parent.name, version=path.parent.name, path=str(path),
+                   kind=doc.kind, date=doc.date, gpu=doc.gpu)
+
+
+def find(reports_dir: Path) -> list[Path]:
+    """Every ``<report>/<version>/meta.json`` under ``reports_dir``, sorted by path."""
+    return sorted(reports_dir.glob(f"*/*/{FILE_NAME}")) if reports_dir.is_dir() else []
