@@ -1,0 +1,85 @@
+"""Runs models and renders units through the result cache, for one site build.
+
+Two cache levels: a model's *result* (language-neutral, keyed by its input files, its code
+and its options) and a unit's *fragment* (keyed by the result's key, the unit's render code,
+the page language and that language's catalog). Changing a ``.po`` file re-renders
+fragments without recomputing results; changing a file under ``data/`` recomputes only the
+models whose inputs include it.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from importlib import import_module
+from pathlib import Path
+from typing import Any
+
+from generators.cache import ResultCache, code_digest, files_digest, make_key, slot_name, toolchain
+from generators.errors import UserError
+from generators.quantity import Quantity
+from generators.render.fragment import Fragment
+from generators.render.i18n import Translator
+from generators.sections.spec import Model, Unit
+
+
+def _render_function(unit: Unit):
+    module, _, name = unit.render.partition(":")
+    return getattr(import_module(module), name)
+
+
+@dataclass
+class Runner:
+    data_dir: Path
+    locales_dir: Path
+    cache: ResultCache
+    _translators: dict[str, Translator] = field(default_factory=dict)
+    _results: dict[str, tuple[str, Any]] = field(default_factory=dict)
+
+    def translator(self, language: str) -> Translator:
+        if language not in self._translators:
+            self._translators[language] = Translator.for_language(language, self.locales_dir)
+        return self._translators[language]
+
+    def result(self, model: Model, options: dict[str, str]) -> tuple[str, Any]:
+        """(cache key, result) of ``model`` with ``options``; computed once per build at most."""
+        _check_options(model.name, options, model.options)
+        memo = make_key(model=model.name, options=options)
+        if memo not in self._results:
+            inputs = model.inputs(self.data_dir, options)
+            key = make_key(kind="result", model=model.name, version=model.version, options=options,
+                           inputs=files_digest(inputs, self.data_dir),
+                           code=code_digest({model.compute.__module__, model.inputs.__module__}),
+                           toolchain=toolchain())
+            value = self.cache.get_or_compute("results", slot_name(model.name, options), key,
+                                              lambda: model.compute(inputs, self.data_dir, options))
+            self._results[memo] = (key, value)
+        return self._results[memo]
+
+    def fragment(self, unit: Unit, options: dict[str, str], language: str) -> Fragment:
+        model_options = {k: v for k, v in options.items() if k in unit.model.options}
+        render_options = {k: v for k, v in options.items() if k not in unit.model.options}
+        _check_options(unit.name, render_options, unit.options)
+        result_key, result = self.result(unit.model, model_options)
+        tr = self.translator(language)
+        catalog = hashlib.sha256(tr.catalog_file.read_bytes()).hexdigest() if tr.catalog_file else ""
+        module = unit.render.partition(":")[0]
+        key = make_key(kind="fragment", unit=unit.name, result=result_key, options=render_options,
+                       language=language, catalog=catalog, code=code_digest([module]))
+        return self.cache.get_or_compute(
+            "fragments", slot_name(f"{unit.name}.{language}", options), key,
+            lambda: _render_function(unit)(result, tr, render_options))
+
+    def fact(self, model: Model, name: str, options: dict[str, str]) -> Quantity:
+        if model.facts is None:
+            raise UserError(None, f"model {model.name!r} has no facts")
+        facts = model.facts(self.result(model, options)[1])
+        if name not in facts:
+            known = ", ".join(sorted(facts)[:12])
+            raise UserError(None, f"model {model.name!r} has no fact {name!r}; some known: {known}")
+        return facts[name]
+
+
+def _check_options(owner: str, options: dict[str, str], allowed: tuple[str, ...]) -> None:
+    unknown = sorted(set(options) - set(allowed))
+    if unknown:
+        raise UserError(None, f"{owner}: unknown option(s) {unknown}; allowed: {list(allowed)}")
