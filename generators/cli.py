@@ -18,6 +18,7 @@ COMMANDS = {
     "ncu": "generators.commands.ncu",
     "build-site": "generators.commands.build_site",
     "new-report": "generators.commands.new_report",
+    "messages": "generators.commands.messages",
 }
 
 
@@ -25,7 +26,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m generators", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module_name in COMMANDS.items():
-        module = importlib.import_module(module_name)
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name != module_name:
+                raise
+            continue  # a command whose module is not written yet
         p = sub.add_parser(name, help=module.HELP, description=module.HELP)
         module.add_arguments(p)
         p.set_defaults(_module=module)
