@@ -32,6 +32,8 @@ def read_text(path: str | os.PathLike[str]) -> str:
             raise UserError(path, f"truncated or damaged gzip file ({exc})") from None
     if not raw.strip():
         raise UserError(path, "empty file")
+    if raw.startswith(b"SQLite format 3\x00"):
+        raise UserError(path, "an SQLite database (an nsys export?), not a CSV export")
     if raw.startswith(_UTF16_BOMS) or raw[1:2] == b"\x00" or raw[0:1] == b"\x00":
         raise UserError(path, "UTF-16 text; the profilers write UTF-8: convert it with "
                               "`iconv -f UTF-16 -t UTF-8` or export the CSV again")
