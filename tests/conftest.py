@@ -23,3 +23,7 @@ def fixtures_dir() -> Path:
     if not path.is_dir():
         pytest.fail(f"shared fixtures not found at {path}")
     return path
+
+
+# Site tests (issue 2): a real site built once per session; see tests/site_fixtures.py.
+from tests.site_fixtures import built_site  # noqa: E402,F401

@@ -178,7 +178,8 @@ def details(result, tr: Translator, options: dict) -> Fragment:
         out.append(tables.table(headers, rows, ["left", "right", "left", "left"]))
         for note in gpu.notes:
             out.append(f"- {_note(note, tr)}")
-        out.append("")
+        sources = "; ".join(_source(gpu, sid, tr) for sid in gpu.sources)
+        out.append("\n" + tr.gettext(N_("Sources: {sources}."), sources=sources) + "\n")
     return Fragment("\n".join(out) + "\n")
 
 

@@ -1,0 +1,66 @@
+"""Fixtures for the site tests: a real site built once per session, and helpers to read it.
+
+Loaded from ``tests/conftest.py``. The site is built with the project's own command
+(``python -m generators build-site``) in a subprocess, into a temporary folder, with an
+empty cache of its own, so the session exercises the generators end to end.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Build:
+    site: Path
+    cache: Path
+    log: str  # the full build log (mkdocs, plugins, Python warnings)
+    stdout: str
+    stderr: str
+    returncode: int
+    seconds: float
+
+    def html(self, url_path: str) -> str:
+        """The HTML of a page by its URL path, e.g. ``"zh/hardware/"``."""
+        return (self.site / url_path / "index.html").read_text(encoding="utf-8")
+
+
+def build_site(tmp: Path, *, data_dir: Path | None = None, cache: Path | None = None,
+               site: Path | None = None) -> Build:
+    """Run ``python -m generators build-site`` from the repository root."""
+    site = site or tmp / "site"
+    cache = cache or tmp / "cache"
+    log = tmp / "build.log"
+    env = dict(os.environ, PROFSITE_CACHE_DIR=str(cache), PYTHONDONTWRITEBYTECODE="1")
+    if data_dir is not None:
+        env["PROFSITE_DATA_DIR"] = str(data_dir)
+    start = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "generators", "build-site", "--site-dir", str(site),
+                           "--log-file", str(log)], cwd=REPO_ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
+    return Build(site=site, cache=cache, log=log.read_text(encoding="utf-8") if log.exists() else "",
+                 stdout=proc.stdout, stderr=proc.stderr, returncode=proc.returncode,
+                 seconds=time.monotonic() - start)
+
+
+def tree_digest(root: Path) -> dict[str, str]:
+    """Relative path -> sha256 of every file under ``root``."""
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory) -> Build:
+    build = build_site(tmp_path_factory.mktemp("site-build"))
+    if build.returncode != 0:
+        pytest.fail(f"site build failed ({build.returncode}):\n{build.stdout}\n{build.stderr}")
+    return build
