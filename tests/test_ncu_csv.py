@@ -2,7 +2,7 @@
 
 The raw-page CSVs here are DERIVED in the test from the real details fixture (one
 column per metric label, a units row, ncu's quoting); some columns are rewritten in
-ncu's auto-scaled units (``msecond``, ``Gbyte/second``, ``Kbyte``, ``Ghz``) with exact
+ncu's auto-scaled units (``msecond``, ``Ghz``, ``Kbyte``, ``Mbyte``; see tests/derived_ncu.py) with exact
 decimal arithmetic, so the reader must give back the fixture's base-unit values.
 Real raw captures (``data/**/ncu_*raw*.csv*``) are checked by ``test_real_raw_capture``
 when the project has them.
@@ -25,6 +25,8 @@ from tests.derived_ncu import NVTX_COL, derived_raw, plain
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL_RAW = sorted(ROOT.glob("data/**/ncu_*raw*.csv*"))
+
+
 @pytest.fixture(scope="module")
 def details_path(fixtures_dir):
     return fixtures_dir / "ncu" / "copy_blocked_details.csv"

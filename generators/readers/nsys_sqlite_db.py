@@ -47,15 +47,20 @@ def check_header(path: str | os.PathLike[str]) -> None:
                               f"the file has {size:,}")
 
 
-@contextlib.contextmanager
-def connect(path: str | os.PathLike[str]):
-    """A read-only connection (the export is never written), closed on exit."""
-    check_header(path)
+def open_readonly(path: str | os.PathLike[str]) -> sqlite3.Connection:
+    """A read-only connection (the export is never written); usable from any thread."""
     uri = Path(path).resolve().as_uri() + "?mode=ro"
     try:
-        con = sqlite3.connect(uri, uri=True)
+        return sqlite3.connect(uri, uri=True, check_same_thread=False)
     except sqlite3.Error as exc:
         raise UserError(path, f"cannot open the SQLite database: {exc}") from None
+
+
+@contextlib.contextmanager
+def connect(path: str | os.PathLike[str]):
+    """A checked, read-only connection, closed on exit; database errors become ``UserError``."""
+    check_header(path)
+    con = open_readonly(path)
     try:
         yield con
     except sqlite3.DatabaseError as exc:

@@ -23,9 +23,12 @@ on (process, correlation id) with ``np.isin``. Doing this join in SQLite (no ind
 """
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sqlite3
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -84,19 +87,36 @@ def _parse(text: str | None) -> np.ndarray:
     return np.zeros(0, dtype=np.int64) if not text else np.fromstring(text, dtype=np.int64, sep=",")
 
 
-def _fetch(con: sqlite3.Connection, table: str, columns: list[str], where: str = "",
-           params: tuple = ()) -> list[np.ndarray]:
-    """Integer columns of ``table`` (alias ``t``) as numpy arrays, streamed in rowid chunks."""
+def _fetch(path, con: sqlite3.Connection, table: str, columns: list[str], where: str = "",
+           params: tuple = (), workers: int = 1) -> list[np.ndarray]:
+    """Integer columns of ``table`` (alias ``t``) as numpy arrays, in rowid chunks.
+
+    With ``workers`` > 1 the chunks are read by as many threads, each on its own
+    connection: sqlite3 releases the GIL while SQLite runs, so the scans overlap.
+    """
     lo, hi = con.execute(f"SELECT min(rowid), max(rowid) FROM {table}").fetchone()
-    parts: list[list[np.ndarray]] = [[] for _ in columns]
-    if lo is not None:
-        concat = ", ".join(f"group_concat({c})" for c in columns)
-        sql = f"SELECT {concat} FROM {table} AS t WHERE t.rowid BETWEEN ? AND ? {where}"
-        for first in range(lo, hi + 1, CHUNK_ROWS):
-            texts = con.execute(sql, (first, first + CHUNK_ROWS - 1, *params)).fetchone()
-            for part, text in zip(parts, texts):
-                part.append(_parse(text))
-    arrays = [np.concatenate(p) if p else np.zeros(0, dtype=np.int64) for p in parts]
+    if lo is None:
+        return [np.zeros(0, dtype=np.int64) for _ in columns]
+    pieces = max(workers, -(-(hi - lo + 1) // CHUNK_ROWS))
+    step = -(-(hi - lo + 1) // pieces)
+    concat = ", ".join(f"group_concat({c})" for c in columns)
+    sql = f"SELECT {concat} FROM {table} AS t WHERE t.rowid BETWEEN ? AND ? {where}"
+
+    def chunk(first: int) -> list[np.ndarray]:
+        own = db.open_readonly(path)
+        try:
+            texts = own.execute(sql, (first, min(first + step - 1, hi), *params)).fetchone()
+        finally:
+            own.close()
+        return [_parse(text) for text in texts]
+
+    starts = range(lo, hi + 1, step)
+    if workers > 1 and len(starts) > 1:
+        with ThreadPoolExecutor(min(workers, len(starts))) as pool:
+            chunks = list(pool.map(chunk, starts))
+    else:
+        chunks = [chunk(first) for first in starts]
+    arrays = [np.concatenate([c[i] for c in chunks]) for i in range(len(columns))]
     if len({len(a) for a in arrays}) > 1:  # group_concat skips NULLs: columns would misalign
         raise ValueError("NULL in a column that must have a value")
     return arrays
@@ -122,7 +142,8 @@ def _merged_windows(con, path, tables, range_name: str, key: str) -> dict[int, t
             for k, v in merged.items()}
 
 
-def _in_range(con, path, tables, range_name: str, same_thread: bool) -> tuple[np.ndarray, np.ndarray]:
+def _in_range(con, path, tables, range_name: str, same_thread: bool,
+              workers: int) -> tuple[np.ndarray, np.ndarray]:
     """Name ids and durations of the kernels whose launch call started inside the range."""
     if "CUPTI_ACTIVITY_KIND_RUNTIME" not in tables:
         raise UserError(path, "no CUPTI_ACTIVITY_KIND_RUNTIME table: kernels cannot be matched to "
@@ -139,9 +160,9 @@ def _in_range(con, path, tables, range_name: str, same_thread: bool) -> tuple[np
     last = max(int(e.max()) for _, e in windows.values())
     # The launch calls that started inside a window (SQL narrows to the windows' span).
     ckey, cpid, corr, start = _fetch(
-        con, "CUPTI_ACTIVITY_KIND_RUNTIME",
+        path, con, "CUPTI_ACTIVITY_KIND_RUNTIME",
         [key.format(tid="t.globalTid"), _PID.format(col="t.globalTid"), "t.correlationId", "t.start"],
-        "AND t.start BETWEEN ? AND ? AND t.correlationId IS NOT NULL", (first, last))
+        "AND t.start BETWEEN ? AND ? AND t.correlationId IS NOT NULL", (first, last), workers)
     inside = np.zeros(len(start), dtype=bool)
     for k, (ws, we) in windows.items():  # windows of one key are disjoint and sorted
         sel = np.flatnonzero(ckey == k)
@@ -149,9 +170,9 @@ def _in_range(con, path, tables, range_name: str, same_thread: bool) -> tuple[np
         inside[sel] = (i >= 0) & (start[sel] <= we[np.maximum(i, 0)])
     calls = (cpid[inside] << 32) | corr[inside]  # correlation ids are 32-bit and per process
     name_id = db.kernel_name_expr(con, path, "t")
-    nid, dur, kpid, kcorr = _fetch(con, db.KERNEL_TABLE, [
+    nid, dur, kpid, kcorr = _fetch(path, con, db.KERNEL_TABLE, [
         f"coalesce({name_id}, -1)", "t.end - t.start", _PID.format(col="t.globalPid"), "t.correlationId"],
-        "AND t.correlationId IS NOT NULL AND t.globalPid IS NOT NULL")
+        "AND t.correlationId IS NOT NULL AND t.globalPid IS NOT NULL", (), workers)
     keep = np.isin((kpid << 32) | kcorr, calls)
     return nid[keep], dur[keep]
 
@@ -162,39 +183,41 @@ def _names(con: sqlite3.Connection, ids: np.ndarray) -> list[str]:
     return [rows.get(i, "") for i in ids.tolist()]
 
 
-@dataclass(frozen=True)
-class SqliteSummary:
-    """The summary of one export: per-name rows (columns of ``SUMMARY_SCHEMA``) and totals."""
+def _table(names: list[str], a: Aggregate):
+    import pandas as pd
 
-    names: list[str]
-    aggregate: Aggregate
-    kernel_count: int
-    total_ns: int
-
-    def table(self):
-        """The rows as a DataFrame with ``SUMMARY_SCHEMA``'s columns, by total time descending."""
-        import pandas as pd
-
-        a = self.aggregate
-        df = pd.DataFrame({
-            "name": self.names, "instances": a.instances, "total_ns": a.total_ns,
-            "avg_ns": a.total_ns / np.maximum(a.instances, 1), "median_ns": a.median_ns,
-            "min_ns": a.min_ns, "max_ns": a.max_ns})
-        return df.sort_values(["total_ns", "name"], ascending=[False, True], kind="stable").reset_index(drop=True)
+    return pd.DataFrame({
+        "name": pd.Series(names, dtype="str"), "instances": a.instances, "total_ns": a.total_ns,
+        "avg_ns": a.total_ns / np.maximum(a.instances, 1), "median_ns": a.median_ns,
+        "min_ns": a.min_ns, "max_ns": a.max_ns})
 
 
 def summarize(path: str | os.PathLike[str], range_name: str | None = None,
-              same_thread: bool = False) -> SqliteSummary:
-    """Per-name kernel summary of the export, optionally inside the NVTX range ``range_name``."""
+              same_thread: bool = False, workers: int | None = None):
+    """Per-name kernel summary of the export, optionally inside the NVTX range ``range_name``.
+
+    Returns :class:`generators.analysis.kernel_summary.KernelSummary`, as the summary of
+    a kernels table does. ``workers``: threads reading the export (default: the CPU
+    count, at most 4).
+    """
+    workers = workers or min(os.cpu_count() or 1, 4)
+    # pandas takes ~0.4 s to import: let it load while SQLite (which releases the GIL) reads.
+    warm = threading.Thread(target=importlib.import_module, args=("generators.analysis.kernel_summary",))
+    warm.start()
     with db.connect(path) as con:
         tables = db.require_tables(con, path)
         try:
             if range_name is None:
                 name_id = db.kernel_name_expr(con, path, "t")
-                ids, dur = _fetch(con, db.KERNEL_TABLE, [f"coalesce({name_id}, -1)", "t.end - t.start"])
+                ids, dur = _fetch(path, con, db.KERNEL_TABLE, [f"coalesce({name_id}, -1)", "t.end - t.start"],
+                                  workers=workers)
             else:
-                ids, dur = _in_range(con, path, tables, range_name, same_thread)
+                ids, dur = _in_range(con, path, tables, range_name, same_thread, workers)
         except ValueError as exc:
             raise UserError(path, f"{db.KERNEL_TABLE} or its launch calls: {exc}") from None
         agg = aggregate(ids, dur)
-        return SqliteSummary(_names(con, agg.name_id), agg, int(len(dur)), int(dur.sum()))
+        names = _names(con, agg.name_id)
+    warm.join()
+    from generators.analysis.kernel_summary import from_table
+
+    return from_table(_table(names, agg))
