@@ -183,26 +183,41 @@ def _names(con: sqlite3.Connection, ids: np.ndarray) -> list[str]:
     return [rows.get(i, "") for i in ids.tolist()]
 
 
-def _table(names: list[str], a: Aggregate):
-    import pandas as pd
+@dataclass(frozen=True)
+class SqliteSummary:
+    """The summary of one export: per-name aggregates and the totals over all its kernels.
 
-    return pd.DataFrame({
-        "name": pd.Series(names, dtype="str"), "instances": a.instances, "total_ns": a.total_ns,
-        "avg_ns": a.total_ns / np.maximum(a.instances, 1), "median_ns": a.median_ns,
-        "min_ns": a.min_ns, "max_ns": a.max_ns})
+    ``table()`` has ``SUMMARY_SCHEMA``'s columns, by total time descending, ties by name
+    (give it to ``generators.analysis.kernel_summary.from_table`` for a ``KernelSummary``).
+    """
+
+    names: list[str]
+    aggregate: Aggregate
+    kernel_count: int
+    total_ns: int
+
+    def table(self):
+        import pandas as pd
+
+        a = self.aggregate
+        df = pd.DataFrame({
+            "name": pd.Series(self.names, dtype="str"), "instances": a.instances, "total_ns": a.total_ns,
+            "avg_ns": a.total_ns / np.maximum(a.instances, 1), "median_ns": a.median_ns,
+            "min_ns": a.min_ns, "max_ns": a.max_ns})
+        df = df.sort_values(["total_ns", "name"], ascending=[False, True], kind="stable")
+        return df.reset_index(drop=True)
 
 
 def summarize(path: str | os.PathLike[str], range_name: str | None = None,
-              same_thread: bool = False, workers: int | None = None):
+              same_thread: bool = False, workers: int | None = None) -> SqliteSummary:
     """Per-name kernel summary of the export, optionally inside the NVTX range ``range_name``.
 
-    Returns :class:`generators.analysis.kernel_summary.KernelSummary`, as the summary of
-    a kernels table does. ``workers``: threads reading the export (default: the CPU
-    count, at most 4).
+    ``workers``: threads reading the export (default: the CPU count, at most 4).
     """
     workers = workers or min(os.cpu_count() or 1, 4)
-    # pandas takes ~0.4 s to import: let it load while SQLite (which releases the GIL) reads.
-    warm = threading.Thread(target=importlib.import_module, args=("generators.analysis.kernel_summary",))
+    # pandas takes ~0.4 s to import and the caller will want a table: let it load while
+    # SQLite (which releases the GIL) reads.
+    warm = threading.Thread(target=importlib.import_module, args=("pandas",), daemon=True)
     warm.start()
     with db.connect(path) as con:
         tables = db.require_tables(con, path)
@@ -216,8 +231,4 @@ def summarize(path: str | os.PathLike[str], range_name: str | None = None,
         except ValueError as exc:
             raise UserError(path, f"{db.KERNEL_TABLE} or its launch calls: {exc}") from None
         agg = aggregate(ids, dur)
-        names = _names(con, agg.name_id)
-    warm.join()
-    from generators.analysis.kernel_summary import from_table
-
-    return from_table(_table(names, agg))
+        return SqliteSummary(_names(con, agg.name_id), agg, int(len(dur)), int(dur.sum()))
