@@ -94,7 +94,9 @@ def _fetch(path, con: sqlite3.Connection, table: str, columns: list[str], where:
     With ``workers`` > 1 the chunks are read by as many threads, each on its own
     connection: sqlite3 releases the GIL while SQLite runs, so the scans overlap.
     """
-    lo, hi = con.execute(f"SELECT min(rowid), max(rowid) FROM {table}").fetchone()
+    # two queries: SQLite answers min() or max() of the rowid from the b-tree's ends,
+    # but scans the whole table for both in one SELECT
+    (lo,), (hi,) = (con.execute(f"SELECT {f}(rowid) FROM {table}").fetchone() for f in ("min", "max"))
     if lo is None:
         return [np.zeros(0, dtype=np.int64) for _ in columns]
     pieces = max(workers, -(-(hi - lo + 1) // CHUNK_ROWS))
