@@ -30,10 +30,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from generators.errors import UserError
+
+if TYPE_CHECKING:  # pandas is imported where tables are made: format ids stay cheap to import
+    import pandas as pd
 
 #: Bump when a column is renamed, removed or changes meaning.
 SCHEMA_VERSION = 1
@@ -132,6 +134,8 @@ class Timeline:
 
 def empty(schema: dict[str, tuple[str, str]]) -> pd.DataFrame:
     """An empty table with the schema's columns and dtypes."""
+    import pandas as pd
+
     return pd.DataFrame({col: pd.Series([], dtype=dtype) for col, (dtype, _) in schema.items()})
 
 
@@ -142,6 +146,8 @@ def conform(df: pd.DataFrame, schema: dict[str, tuple[str, str]],
     A missing column or a value that does not fit its dtype is the input's fault
     (the file lacks what the table needs), so it is a ``UserError`` naming the table.
     """
+    import pandas as pd
+
     missing = [col for col in schema if col not in df.columns]
     if missing:
         raise UserError(path, f"{table} table lacks column(s) {', '.join(missing)}")

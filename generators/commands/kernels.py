@@ -1,0 +1,125 @@
+"""``python -m generators kernels PATH [--range NAME] [--top N] [--json] [--same-thread]``.
+
+Kernel summary of a Kineto trace, an nsys SQLite export or an ``nsys stats`` CSV.
+With ``--json``, one object::
+
+    {"source": {"path", "format"}, "range", "kernel_count", "total_ns", "coverage_pct",
+     "kernels": [{"name", "instances", "total_ns", "avg_ns", "median_ns", "min_ns",
+                  "max_ns", "pct"}]}
+
+kernels by ``total_ns`` descending (ties by name), ``name`` the full name as the
+profiler wrote it, times in ns (``avg_ns`` and ``median_ns`` may be x.5 or fractional;
+``median_ns`` is null for old nsys CSVs without a median column). ``kernel_count`` and
+``total_ns`` cover all kernels in the range; ``coverage_pct`` is the share of
+``total_ns`` in the listed (top N) kernels. ``range`` is null without ``--range``.
+
+``--range NAME``: kernels whose launching API call started inside any range called
+NAME (see ``generators.analysis.attribution`` for the rule and ``--same-thread``).
+The whole result is computed before anything is printed: an error leaves stdout empty.
+"""
+from __future__ import annotations
+
+import json
+import math
+
+HELP = "kernel summary (per kernel name) of a Kineto trace or an nsys export (SQLite or stats CSV)"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("path", help="Kineto .json/.json.gz, nsys .sqlite, or nsys stats cuda_gpu_kern_sum CSV")
+    parser.add_argument("--range", metavar="NAME", dest="range_name",
+                        help="only kernels launched inside ranges with exactly this name")
+    parser.add_argument("--top", metavar="N", type=_positive, help="list only the N kernels with most total time")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
+    parser.add_argument("--same-thread", action="store_true",
+                        help="NVIDIA's rule: the launching call must be on the range's own thread")
+
+
+def _positive(text: str) -> int:
+    import argparse
+
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return n
+
+
+def summarize_file(path: str, range_name: str | None, same_thread: bool):
+    """(format id, KernelSummary) for any supported file."""
+    from generators.analysis import kernel_summary as ks
+    from generators.errors import UserError
+    from generators.readers import detect
+    from generators.readers import timeline as tl
+
+    fmt = detect.detect_format(path)
+    if fmt == tl.NSYS_STATS_CSV:
+        if range_name is not None:
+            raise UserError(path, "--range needs a timeline: an nsys stats CSV is already summarised and has no ranges")
+        return fmt, ks.from_table(detect.reader(fmt).read(path))
+    if fmt == tl.NSYS_SQLITE:  # summarised in SQLite + numpy, without a kernels table
+        s = detect.reader(fmt).summarize(path, range_name=range_name, same_thread=same_thread)
+        return fmt, ks.from_table(s.table())
+    if fmt not in detect.TIMELINE_READERS:
+        raise UserError(path, f"{fmt} has no kernel timeline: use `python -m generators ncu` for it")
+    if range_name is None:
+        timeline = detect.reader(fmt).read(path, with_host=False)
+        return fmt, ks.summarize(timeline.kernels)
+    from generators.analysis import attribution
+
+    timeline = detect.reader(fmt).read(path)
+    if not (timeline.ranges["name"].astype(str) == range_name).any():
+        known = attribution.range_names(timeline.ranges)
+        hint = f" (most frequent: {', '.join(map(repr, known))})" if known else " (the trace has no ranges)"
+        raise UserError(path, f"no range named {range_name!r}{hint}")
+    mask = attribution.in_range(timeline.kernels, timeline.ranges, range_name, same_thread)
+    return fmt, ks.summarize(timeline.kernels[mask])
+
+
+def _number(value):
+    """ns values for JSON: int when whole, float otherwise, null for NaN."""
+    value = float(value)
+    if math.isnan(value):
+        return None
+    return int(value) if value.is_integer() and abs(value) < 2**63 else value
+
+
+def document(path: str, fmt: str, range_name: str | None, summary) -> dict:
+    rows = [{"name": r.name, "instances": int(r.instances), "total_ns": int(r.total_ns),
+             "avg_ns": _number(r.avg_ns), "median_ns": _number(r.median_ns),
+             "min_ns": int(r.min_ns), "max_ns": int(r.max_ns), "pct": float(r.pct)}
+            for r in summary.table.itertuples(index=False)]
+    return {"source": {"path": path, "format": fmt}, "range": range_name,
+            "kernel_count": summary.kernel_count, "total_ns": summary.total_ns,
+            "coverage_pct": summary.coverage_pct, "kernels": rows}
+
+
+def _us(ns) -> str:
+    return "" if ns is None else f"{ns / 1000:,.3f}"
+
+
+def render(doc: dict, width: int = 100) -> str:
+    from tabulate import tabulate
+
+    scope = f" in range {doc['range']!r}" if doc["range"] is not None else ""
+    head = (f"{doc['source']['path']} ({doc['source']['format']}): {doc['kernel_count']:,} kernels{scope}, "
+            f"{_us(doc['total_ns'])} µs in total; listed: {len(doc['kernels'])} names, "
+            f"{doc['coverage_pct']:.2f}% of the time")
+    rows = [[i, f"{k['pct']:.2f}", _us(k["total_ns"]), f"{k['instances']:,}", _us(k["avg_ns"]),
+             _us(k["median_ns"]), _us(k["min_ns"]), _us(k["max_ns"]),
+             k["name"] if len(k["name"]) <= width else k["name"][: width - 1] + "…"]
+            for i, k in enumerate(doc["kernels"], 1)]
+    table = tabulate(rows, headers=["#", "time %", "total µs", "count", "avg µs", "median µs", "min µs",
+                                    "max µs", "name"], disable_numparse=True,
+                     colalign=("right",) * 8 + ("left",))
+    return head + "\n" + table
+
+
+def run(args) -> int:
+    path = str(args.path)
+    fmt, summary = summarize_file(path, args.range_name, args.same_thread)
+    doc = document(path, fmt, args.range_name, summary.top(args.top))
+    print(json.dumps(doc, ensure_ascii=False) if args.json else render(doc))
+    return 0

@@ -1,0 +1,179 @@
+"""Read a (possibly gzip-compressed) JSON document whose bulk is one big array.
+
+A Kineto trace is ``{..., "traceEvents": [ {event}, {event}, ... ], ...}`` and can be
+hundreds of MB. Decoding it whole needs the whole text plus every decoded event in
+memory at once. Here the array is cut into chunks of whole elements that the caller
+decodes one at a time, in place in one fixed read buffer, with its own typed msgspec
+decoder. Big gzip files are decompressed by a child Python process (zlib, standard
+library) so that decompression runs on another core: a thread would not help, since
+msgspec holds the GIL while it decodes.
+
+Hand-written because no library does this with msgspec: ijson streams but builds a
+Python object per value (several times slower), and msgspec has no incremental API.
+
+How a chunk is cut, and why it is safe: a chunk starts at a true element boundary and
+is cut after a ``}`` that is followed by ``,``. If the cut fell inside a string or a
+nested value, ``[`` + chunk + ``]`` would not be valid JSON, so a chunk that decodes is
+exactly a run of whole elements. When a candidate cut does not decode, earlier ones are
+tried; when nothing works, :class:`NotStreamable` tells the caller to decode the whole
+document instead (which then gives the definitive result or error).
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from generators.readers.sources import Source
+
+_BLOCK = 1 << 23  # bytes read at a time
+_MAX_TRIES = 6
+_WS = b" \t\r\n"
+
+
+class NotStreamable(Exception):
+    """The document's layout does not allow chunked decoding; decode it whole."""
+
+
+def _object_before(head: bytes) -> bytes:
+    """``{"a": 1, `` (the document up to the array's key) -> ``{"a": 1}``."""
+    head = head.strip(_WS)
+    if head.endswith(b","):
+        return head[:-1] + b"}"
+    if head == b"{":
+        return b"{}"
+    raise NotStreamable
+
+
+def _object_after(rest: bytes) -> bytes | None:
+    """``, "b": 2}`` (the document after the array) -> ``{"b": 2}``; None if not that shape."""
+    rest = rest.strip(_WS)
+    if rest == b"}":
+        return b"{}"
+    if rest.startswith(b","):
+        return b"{" + rest[1:]
+    return None
+
+
+class _Buffer:
+    """One read buffer, reused: ``data[:fill]`` holds unread text."""
+
+    def __init__(self, source: Source, capacity: int):
+        self.source, self.data, self.fill, self.eof = source, bytearray(capacity), 0, False
+
+    def more(self) -> None:
+        if self.fill + _BLOCK > len(self.data):  # an element longer than the buffer
+            self.data.extend(bytes(max(_BLOCK, len(self.data) // 2)))
+        with memoryview(self.data) as view:
+            n = self.source.readinto(view[self.fill: self.fill + _BLOCK])
+        self.fill += n
+        self.eof = n == 0
+
+    def drop(self, n: int) -> None:
+        """Forget the first n bytes."""
+        self.data[: self.fill - n] = self.data[n: self.fill]
+        self.fill -= n
+
+
+def stream_array(source: Source, key: str, decode_chunk: Callable[[Any], Any],
+                 on_chunk: Callable[[Any], None], decode_object: Callable[[bytes], Any],
+                 chunk_bytes: int = 8 << 20) -> tuple[Any, Any]:
+    """Decode the array under ``key`` a run of elements at a time, calling ``on_chunk``
+    with each decoded run; return ``decode_object`` of the document's other members
+    before and after the array. Raises :class:`NotStreamable`.
+
+    ``decode_chunk`` is given a memoryview into the read buffer (no copy); whatever it
+    returns must not be kept after ``on_chunk`` returns (``msgspec.Raw`` values pin it).
+    """
+    buf = _Buffer(source, chunk_bytes + 2 * _BLOCK)
+    key_re = re.compile(rb'"' + re.escape(key.encode()) + rb'"[ \t\r\n]*:[ \t\r\n]*\[')
+    while (m := key_re.search(buf.data, 0, buf.fill)) is None:
+        if buf.fill > (1 << 26) or buf.eof:
+            raise NotStreamable
+        buf.more()
+    head = bytes(buf.data[: m.start()])
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    try:
+        head_obj = decode_object(_object_before(head))
+    except (ValueError, TypeError):  # msgspec errors are ValueErrors
+        raise NotStreamable from None
+    # Invariant from here on: data[0] is the byte before the next element ('[' or ','),
+    # a slot that is overwritten with '[' to decode in place.
+    buf.drop(m.end() - 1)
+    while True:
+        while not buf.eof and buf.fill < chunk_bytes:
+            buf.more()
+        if buf.eof:
+            return head_obj, _finish(buf, decode_chunk, on_chunk, decode_object)
+        end = _cut(buf, chunk_bytes, decode_chunk, on_chunk)
+        while end is None and not buf.eof:  # one element longer than a chunk: read on
+            buf.more()
+            end = _cut(buf, buf.fill, decode_chunk, on_chunk)
+        if end is None:
+            return head_obj, _finish(buf, decode_chunk, on_chunk, decode_object)
+        buf.drop(end)
+
+
+def _decode_in_place(buf: _Buffer, stop: int, decode_chunk, on_chunk) -> bool:
+    """Decode ``[`` + data[1:stop] + ``]`` without copying; data[stop] is overwritten
+    with ']' for the time of the call. True when it decoded (and on_chunk ran)."""
+    data = buf.data
+    saved = data[0], data[stop]
+    data[0], data[stop] = ord("["), ord("]")
+    try:
+        with memoryview(data) as view, view[: stop + 1] as part:
+            try:
+                decoded = decode_chunk(part)
+            except (ValueError, TypeError):
+                return False
+            try:
+                on_chunk(decoded)
+            finally:
+                del decoded  # drops the Raw values that pin the buffer
+            return True
+    finally:
+        data[0], data[stop] = saved
+
+
+def _cut(buf: _Buffer, limit: int, decode_chunk, on_chunk) -> int | None:
+    """Decode the longest run of whole elements that ends before ``limit``; return the
+    offset of the ',' after it (the next invariant slot), or None if there is no cut."""
+    data, fill = buf.data, buf.fill
+    pos = min(limit, fill)
+    tries = 0
+    for _ in range(100_000):  # candidate '}' looked at; only decode attempts are costly
+        pos = data.rfind(b"}", 1, pos)
+        if pos < 0:
+            return None
+        nxt = pos + 1
+        while nxt < fill and data[nxt] in _WS:
+            nxt += 1
+        if nxt >= fill or data[nxt] != ord(","):
+            continue
+        if _decode_in_place(buf, pos + 1, decode_chunk, on_chunk):
+            return nxt
+        tries += 1
+        if tries >= _MAX_TRIES:
+            break
+    raise NotStreamable
+
+
+def _finish(buf: _Buffer, decode_chunk, on_chunk, decode_object) -> Any:
+    """The last elements, the array's ``]`` and the members after it."""
+    data, fill = buf.data, buf.fill
+    pos, floor = fill, max(1, fill - (1 << 24))  # members after the array: < 16 MB
+    for _ in range(64):
+        pos = data.rfind(b"]", floor, pos)
+        if pos < 0:
+            break
+        after = _object_after(bytes(data[pos + 1: fill]))
+        if after is None:
+            continue
+        try:
+            tail = decode_object(after)
+        except (ValueError, TypeError):
+            continue
+        if _decode_in_place(buf, pos, decode_chunk, on_chunk):
+            return tail
+    raise NotStreamable

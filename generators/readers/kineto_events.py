@@ -1,0 +1,283 @@
+"""Decoding half of the Kineto reader: trace events -> columns (numpy and lists only).
+
+``decode(path, with_host)`` returns ``(meta, parts)``: the trace's top-level facts and,
+per table (kernels, memory_ops, launches, ranges), a list of per-chunk dicts of
+columns. ``generators.readers.kineto`` turns them into pandas tables.
+
+This module imports neither pandas nor anything else slow, so that it can also run as
+a worker process (``main``) that decodes a big trace while the calling process is
+still importing pandas: decompression (a child of the worker), decoding (the worker)
+and the caller's own start-up then use both cores.
+"""
+from __future__ import annotations
+
+import gc
+import os
+import pickle
+import subprocess
+import sys
+from collections.abc import Callable
+from itertools import compress, repeat
+from operator import attrgetter
+from typing import Any
+
+import msgspec
+import numpy as np
+
+from generators.errors import UserError
+from generators.readers.json_stream import NotStreamable, stream_array
+from generators.readers.sources import open_source, read_all
+from generators.readers.usec import to_ns
+
+KERNEL_CATS = ("kernel", "mtia_ccp_events")
+LAUNCH_CATS = ("cuda_runtime", "cuda_driver", "mtia_runtime", "xpu_runtime", "runtime",
+               "driver", "privateuse1_runtime", "privateuse1_driver")
+# cat -> small code; 0 = skipped
+_CODE = {**{c: 1 for c in KERNEL_CATS}, "gpu_memcpy": 2, "gpu_memset": 3,
+         **{c: 4 for c in LAUNCH_CATS}, "user_annotation": 5, "cpu_op": 6}
+_MISSING = msgspec.Raw(b"")  # usec.to_ns rejects it: "missing ts/dur"
+_NO_NAME = msgspec.Raw(b'""')
+_NO_ARGS_TEXT = msgspec.Raw(b"null")
+
+
+class Args(msgspec.Struct, gc=False):
+    # Any: other categories put unrelated values under the same keys (a Triton cpu_op
+    # has "grid": "grid(100,)"); values are checked where they are used.
+    correlation: Any = None
+    device: Any = None
+    stream: Any = None
+    grid: Any = None
+    block: Any = None
+    registers: Any = msgspec.field(default=None, name="registers per thread")
+    shared_memory: Any = msgspec.field(default=None, name="shared memory")
+    bytes: Any = None
+
+
+class Event(msgspec.Struct, gc=False):
+    # Raw: the value's JSON text, kept without decoding. Most events are skipped, so
+    # their names and args are never decoded; those kept are decoded in one batch
+    # (_names, _args) and times converted exactly by usec.to_ns.
+    cat: str = ""
+    name: msgspec.Raw = _NO_NAME
+    pid: Any = None
+    tid: Any = None
+    ts: msgspec.Raw = _MISSING
+    dur: msgspec.Raw = _MISSING
+    args: msgspec.Raw = _NO_ARGS_TEXT
+
+
+class DeviceEvent(msgspec.Struct, gc=False):
+    """Event for ``with_host=False``: without the host thread (a little faster)."""
+    cat: str = ""
+    name: msgspec.Raw = _NO_NAME
+    ts: msgspec.Raw = _MISSING
+    dur: msgspec.Raw = _MISSING
+    args: msgspec.Raw = _NO_ARGS_TEXT
+
+
+class Device(msgspec.Struct, gc=False):
+    id: Any = None
+    name: Any = None
+    totalGlobalMem: Any = None
+    numSms: Any = None
+    computeMajor: Any = None
+    computeMinor: Any = None
+    warpSize: Any = None
+    sharedMemPerBlock: Any = None
+
+
+class Meta(msgspec.Struct, gc=False):
+    deviceProperties: list[Device] = []
+    baseTimeNanoseconds: int | None = None
+
+
+class Document(Meta, gc=False, kw_only=True):
+    traceEvents: list[Event]
+
+
+_decoders = {True: msgspec.json.Decoder(list[Event]), False: msgspec.json.Decoder(list[DeviceEvent])}
+_meta_decoder = msgspec.json.Decoder(Meta)
+_doc_decoder = msgspec.json.Decoder(Document)
+_NO_ARGS = Args()
+_names_decoder = msgspec.json.Decoder(list[str])
+_args_decoder = msgspec.json.Decoder(list[Args | None])
+_CAT, _NAME, _PID, _TID = attrgetter("cat"), attrgetter("name"), attrgetter("pid"), attrgetter("tid")
+_TS, _DUR, _ARGS = attrgetter("ts"), attrgetter("dur"), attrgetter("args")
+
+
+def ints(values: list) -> tuple[np.ndarray, np.ndarray | None]:
+    """Python ints, None or anything else -> (int64 values, valid mask or None if all valid)."""
+    try:
+        return np.array(values, dtype=np.int64), None
+    except (TypeError, ValueError, OverflowError):
+        valid = np.array([type(v) is int and -2**63 <= v < 2**63 for v in values], dtype=bool)
+        return np.array([v if k else 0 for v, k in zip(values, valid.tolist())], dtype=np.int64), valid
+
+
+def _batch(path: str, raws: list, decoder, what: str) -> list:
+    try:
+        return decoder.decode(b"[" + b",".join(raws) + b"]")
+    except msgspec.DecodeError as exc:
+        raise UserError(path, f"unexpected {what} in a trace event: {exc}") from None
+
+
+def _names(path: str, events: list) -> list[str]:
+    return _batch(path, list(map(_NAME, events)), _names_decoder, "name (not a string)")
+
+
+def _args(path: str, events: list) -> list[Args]:
+    args = _batch(path, list(map(_ARGS, events)), _args_decoder, "args (not an object)")
+    return [a if a is not None else _NO_ARGS for a in args]
+
+
+def _times(path: str, events: list, what: str) -> tuple[np.ndarray, np.ndarray]:
+    try:
+        return to_ns(list(map(_TS, events))), to_ns(list(map(_DUR, events)))
+    except ValueError as exc:  # missing (empty text) or not a number
+        raise UserError(path, f"a {what} event has a missing or non-numeric ts/dur ({exc})") from None
+
+
+def _triples(values: list, prefix: str) -> dict[str, tuple]:
+    """[[x, y, z], ...] -> three int columns; anything else in a row -> invalid."""
+    try:
+        xyz = np.array(values, dtype=np.int64)
+        if xyz.shape != (len(values), 3):
+            raise ValueError
+        return {f"{prefix}_{a}": (xyz[:, i].copy(), None) for i, a in enumerate("xyz")}
+    except (TypeError, ValueError, OverflowError):
+        rows = [v if isinstance(v, list) and len(v) == 3 else [None] * 3 for v in values]
+        return {f"{prefix}_{a}": ints([r[i] for r in rows]) for i, a in enumerate("xyz")}
+
+
+def _device_rows(path: str, events: list, what: str) -> tuple[dict, list[Args]]:
+    args = _args(path, events)
+    start, dur = _times(path, events, what)
+    return {"name": _names(path, events), "start_ns": start, "dur_ns": dur,
+            "device": ints([a.device for a in args]), "stream": ints([a.stream for a in args]),
+            "correlation": ints([a.correlation for a in args])}, args
+
+
+def _launch_rows(path: str, events: list) -> dict | None:
+    args = _args(path, events)
+    corr = [a.correlation for a in args]
+    keep = [type(c) is int for c in corr]
+    if not all(keep):
+        events, args, corr = (list(compress(x, keep)) for x in (events, args, corr))
+    if not events:
+        return None
+    start, dur = _times(path, events, "runtime")
+    rows = {"correlation": np.array(corr, dtype=np.int64),
+            "launch_pid": ints(list(map(_PID, events))), "launch_tid": ints(list(map(_TID, events))),
+            "launch_start_ns": start, "launch_end_ns": start + dur}
+    if any(a.grid is not None for a in args):  # ROCm: grid/block/shared memory are on the call
+        rows.update(_triples([a.grid for a in args], "launch_grid"))
+        rows.update(_triples([a.block for a in args], "launch_block"))
+        rows["launch_shared_mem_bytes"] = ints([a.shared_memory for a in args])
+    return rows
+
+
+def _extract(path: str, events: list, with_host: bool, parts: dict[str, list[dict]]) -> None:
+    """One decoded chunk of events -> per-table dicts of columns, appended to ``parts``."""
+    codes = np.fromiter(map(_CODE.get, map(_CAT, events), repeat(0)), dtype=np.int8, count=len(events))
+    present = set(np.unique(codes).tolist())
+    take = lambda code: [events[i] for i in np.flatnonzero(codes == code).tolist()]  # noqa: E731
+    if 1 in present:
+        rows, args = _device_rows(path, take(1), "kernel")
+        rows.update(_triples([a.grid for a in args], "grid"))
+        rows.update(_triples([a.block for a in args], "block"))
+        rows["registers_per_thread"] = ints([a.registers for a in args])
+        rows["shared_mem_bytes"] = ints([a.shared_memory for a in args])
+        parts["kernels"].append(rows)
+    for code, kind in ((2, "memcpy"), (3, "memset")):
+        if code in present:
+            rows, args = _device_rows(path, take(code), kind)
+            rows["size_bytes"] = ints([a.bytes for a in args])
+            rows["kind"] = [kind] * len(args)
+            parts["memory_ops"].append(rows)
+    if not with_host:
+        return
+    if 4 in present and (rows := _launch_rows(path, take(4))) is not None:
+        parts["launches"].append(rows)
+    for code, cat in ((5, "user_annotation"), (6, "cpu_op")):
+        if code in present:
+            ranges = take(code)
+            start, dur = _times(path, ranges, cat)
+            parts["ranges"].append({
+                "name": _names(path, ranges), "category": [cat] * len(ranges),
+                "start_ns": start, "end_ns": start + dur,
+                "pid": ints(list(map(_PID, ranges))), "tid": ints(list(map(_TID, ranges)))})
+
+
+def _meta(metas: list[Meta]) -> dict:
+    devices = [msgspec.structs.asdict(d) for m in metas for d in m.deviceProperties]
+    base = next((m.baseTimeNanoseconds for m in metas if m.baseTimeNanoseconds is not None), None)
+    return {"devices": devices, "base_time_ns": base}
+
+
+def _decode_whole(path: str, with_host: bool, parts: dict[str, list[dict]]) -> list[Meta]:
+    data = read_all(path)
+    try:
+        doc = _doc_decoder.decode(data.removeprefix(b"\xef\xbb\xbf"))
+    except msgspec.ValidationError as exc:
+        if "missing required field `traceEvents`" in str(exc):
+            raise UserError(path, "JSON without traceEvents: not a PyTorch profiler (Kineto) trace") from None
+        raise UserError(path, f"unexpected content for a Kineto trace: {exc}") from None
+    except msgspec.DecodeError as exc:
+        raise UserError(path, f"not valid JSON: {exc}") from None
+    del data
+    _extract(path, doc.traceEvents, with_host, parts)
+    return [doc]
+
+
+def decode(path: str, with_host: bool = True) -> tuple[dict, dict[str, list[dict]]]:
+    """The trace's meta and per-chunk columns, decoded in this process."""
+    parts: dict[str, list[dict]] = {"kernels": [], "memory_ops": [], "launches": [], "ranges": []}
+    gc_was_enabled = gc.isenabled()
+    gc.disable()  # millions of short-lived, acyclic objects: collection would only cost
+    try:
+        source = open_source(path)
+        try:
+            metas = list(stream_array(source, "traceEvents", _decoders[with_host].decode,
+                                      lambda events: _extract(path, events, with_host, parts),
+                                      _meta_decoder.decode))
+        except NotStreamable:
+            source.close()
+            parts = {k: [] for k in parts}
+            metas = _decode_whole(path, with_host, parts)
+        finally:
+            source.close()
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    return _meta(metas), parts
+
+
+def decode_in_worker(path: str, with_host: bool = True) -> Callable[[], tuple[dict, dict[str, list[dict]]]]:
+    """``decode`` in a worker process. Returns at once, with a function that waits for
+    the worker and returns what ``decode`` would."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    code = f"import sys; sys.path.insert(0, {root!r}); from generators.readers.kineto_events import main; main()"
+    proc = subprocess.Popen([sys.executable, "-c", code, path, "host" if with_host else "device"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def wait() -> tuple[dict, dict[str, list[dict]]]:
+        out, err = proc.communicate()
+        if proc.returncode == 2:
+            raise UserError(path, err.decode("utf-8", "replace").strip())
+        if proc.returncode != 0:
+            raise RuntimeError(f"Kineto decoding worker failed ({proc.returncode}):\n{err.decode(errors='replace')}")
+        return pickle.loads(out)
+
+    return wait
+
+
+def main() -> None:
+    """Worker: ``decode(argv[1], argv[2] == "host")`` pickled to stdout; a UserError's
+    message on stderr with exit code 2."""
+    try:
+        result = decode(sys.argv[1], sys.argv[2] == "host")
+    except UserError as exc:
+        sys.stderr.write(exc.message)
+        sys.exit(2)
+    pickle.dump(result, sys.stdout.buffer, protocol=pickle.HIGHEST_PROTOCOL)
+    sys.stdout.buffer.flush()
