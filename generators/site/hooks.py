@@ -8,10 +8,17 @@
 * ``on_config`` translates the site name and the ``nav:`` titles for every non-default
   language from the message catalog (into mkdocs-static-i18n's per-language overrides),
   and quiets jieba's start-up chatter.
+* ``on_post_page`` drops the ``<link rel="alternate" hreflang>`` tags from each page's head.
+  mkdocs-material's JavaScript fetches ``sitemap.xml`` relative to each of them, assuming
+  they point at a language's root; mkdocs-static-i18n points them at the page's own
+  translation (``../zh/hardware/``), so every page logged two 404s, and without a
+  ``site_url`` material's sitemap lookup could not map pages anyway. The language switcher
+  itself (``a.md-select__link``) keeps static-i18n's per-page links and works without them.
 """
 from __future__ import annotations
 
 import logging
+import re
 import sys
 
 KEEP = {"generators", "generators.errors", "generators.cli", "generators.commands",
@@ -45,3 +52,10 @@ def on_config(config):
         language["site_name"] = tr.gettext(site_name)
         language["nav_translations"] = {title: tr.gettext(title) for title in titles}
     return config
+
+
+ALTERNATE_LINK = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang="[^"]*">')
+
+
+def on_post_page(output, page, config):
+    return ALTERNATE_LINK.sub("", output)
