@@ -44,11 +44,8 @@ def make(source: Path, target: Path, target_bytes: int) -> None:
         for k in range(copies):
             shift, offset = span_us * k, max_id * k
 
-            def shift_ts(m: re.Match[bytes]) -> bytes:
-                text = m.group(1).decode()
-                whole, _, frac = text.partition(".")
-                new = str(int(whole) + int(shift))
-                return b'"ts": ' + (new + ("." + frac if frac else "")).encode()
+            def shift_ts(m: re.Match[bytes]) -> bytes:  # decimal text in, decimal text out
+                return b'"ts": ' + str(Decimal(m.group(1).decode()) + shift).encode()
 
             chunk = _TS.sub(shift_ts, events) if k else events
             chunk = _CORR.sub(lambda m: m.group(1) + str(int(m.group(2)) + offset).encode(), chunk) if k else chunk

@@ -35,6 +35,7 @@ LAUNCH_CATS = ("cuda_runtime", "cuda_driver", "mtia_runtime", "xpu_runtime", "ru
 # cat -> small code; 0 = skipped
 _CODE = {**{c: 1 for c in KERNEL_CATS}, "gpu_memcpy": 2, "gpu_memset": 3,
          **{c: 4 for c in LAUNCH_CATS}, "user_annotation": 5, "cpu_op": 6}
+CHUNK_BYTES = 32 << 20  # text decoded per msgspec call
 _MISSING = msgspec.Raw(b"")  # usec.to_ns rejects it: "missing ts/dur"
 _NO_NAME = msgspec.Raw(b'""')
 _NO_ARGS_TEXT = msgspec.Raw(b"null")
@@ -180,19 +181,25 @@ def _extract(path: str, events: list, with_host: bool, parts: dict[str, list[dic
     """One decoded chunk of events -> per-table dicts of columns, appended to ``parts``."""
     codes = np.fromiter(map(_CODE.get, map(_CAT, events), repeat(0)), dtype=np.int8, count=len(events))
     present = set(np.unique(codes).tolist())
-    take = lambda code: [events[i] for i in np.flatnonzero(codes == code).tolist()]  # noqa: E731
+    offset = parts["seen"][0] if parts["seen"] else 0
+    parts["seen"][:] = [offset + len(events)]
+    seq = {code: np.flatnonzero(codes == code) for code in present}
+    take = lambda code: [events[i] for i in seq[code].tolist()]  # noqa: E731
+    # "seq": the event's position in the file, so that row order does not depend on chunks
     if 1 in present:
         rows, args = _device_rows(path, take(1), "kernel")
         rows.update(_triples([a.grid for a in args], "grid"))
         rows.update(_triples([a.block for a in args], "block"))
         rows["registers_per_thread"] = ints([a.registers for a in args])
         rows["shared_mem_bytes"] = ints([a.shared_memory for a in args])
+        rows["seq"] = seq[1] + offset
         parts["kernels"].append(rows)
     for code, kind in ((2, "memcpy"), (3, "memset")):
         if code in present:
             rows, args = _device_rows(path, take(code), kind)
             rows["size_bytes"] = ints([a.bytes for a in args])
             rows["kind"] = [kind] * len(args)
+            rows["seq"] = seq[code] + offset
             parts["memory_ops"].append(rows)
     if not with_host:
         return
@@ -205,7 +212,8 @@ def _extract(path: str, events: list, with_host: bool, parts: dict[str, list[dic
             parts["ranges"].append({
                 "name": _names(path, ranges), "category": [cat] * len(ranges),
                 "start_ns": start, "end_ns": start + dur,
-                "pid": ints(list(map(_PID, ranges))), "tid": ints(list(map(_TID, ranges)))})
+                "pid": ints(list(map(_PID, ranges))), "tid": ints(list(map(_TID, ranges))),
+                "seq": seq[code] + offset})
 
 
 def _meta(metas: list[Meta]) -> dict:
@@ -231,7 +239,7 @@ def _decode_whole(path: str, with_host: bool, parts: dict[str, list[dict]]) -> l
 
 def decode(path: str, with_host: bool = True) -> tuple[dict, dict[str, list[dict]]]:
     """The trace's meta and per-chunk columns, decoded in this process."""
-    parts: dict[str, list[dict]] = {"kernels": [], "memory_ops": [], "launches": [], "ranges": []}
+    parts: dict[str, list] = {"kernels": [], "memory_ops": [], "launches": [], "ranges": [], "seen": []}
     gc_was_enabled = gc.isenabled()
     gc.disable()  # millions of short-lived, acyclic objects: collection would only cost
     try:
@@ -239,7 +247,7 @@ def decode(path: str, with_host: bool = True) -> tuple[dict, dict[str, list[dict
         try:
             metas = list(stream_array(source, "traceEvents", _decoders[with_host].decode,
                                       lambda events: _extract(path, events, with_host, parts),
-                                      _meta_decoder.decode))
+                                      _meta_decoder.decode, CHUNK_BYTES))
         except NotStreamable:
             source.close()
             parts = {k: [] for k in parts}

@@ -18,11 +18,15 @@ def _column(value):
 
 
 def _frame(parts: list[dict]) -> pd.DataFrame | None:
+    """Per-chunk columns -> one table, in file order (``seq``, dropped) where known."""
     if not parts:
         return None
     columns = {key: [_column(p[key]) for p in parts] for key in parts[0]}
-    return pd.DataFrame({key: pd.concat([pd.Series(c) for c in cols], ignore_index=True)
-                         if len(cols) > 1 else pd.Series(cols[0]) for key, cols in columns.items()})
+    df = pd.DataFrame({key: pd.concat([pd.Series(c) for c in cols], ignore_index=True)
+                       if len(cols) > 1 else pd.Series(cols[0]) for key, cols in columns.items()})
+    if "seq" in df:
+        df = df.sort_values("seq", kind="stable").drop(columns="seq").reset_index(drop=True)
+    return df
 
 
 def _with_launches(table: pd.DataFrame, launches: pd.DataFrame | None) -> pd.DataFrame:
@@ -45,15 +49,25 @@ def _fill_from_launch(kernels: pd.DataFrame) -> pd.DataFrame:
 
 
 def _depths(ranges: pd.DataFrame) -> np.ndarray:
-    """Per range, how many ranges of its thread are still open when it starts."""
+    """Per range, how many ranges of its thread enclose its start: started before it (or
+    at the same time and longer) and not yet ended (``end_ns > start_ns``)."""
     pid = ranges["pid"].fillna(-1).to_numpy(np.int64)
     tid = ranges["tid"].fillna(-1).to_numpy(np.int64)
     start, end = ranges["start_ns"].to_numpy(np.int64), ranges["end_ns"].to_numpy(np.int64)
-    order = np.lexsort((-end, start, tid, pid))  # by thread, then start, longest first
+    order = np.lexsort((np.arange(len(ranges)), -end, start, tid, pid))  # thread, start, longest first
     depth = np.zeros(len(ranges), dtype=np.int64)
     bounds = np.flatnonzero((pid[order][1:] != pid[order][:-1]) | (tid[order][1:] != tid[order][:-1])) + 1
     for seg in np.split(order, bounds):
-        depth[seg] = np.arange(len(seg)) - np.searchsorted(np.sort(end[seg]), start[seg], side="right")
+        s, e = start[seg], end[seg]
+        ended = np.searchsorted(np.sort(e), s, side="right")  # ranges with end <= this start
+        # Zero-length ranges at exactly this start sort after longer ones starting there:
+        # only those before this one (in order) have "ended before it".
+        zero = e == s
+        zs = s[zero]
+        at_start = np.searchsorted(zs, s, side="right") - np.searchsorted(zs, s, side="left")
+        rank = np.zeros(len(seg), dtype=np.int64)
+        rank[zero] = np.arange(len(zs)) - np.searchsorted(zs, zs, side="left")
+        depth[seg] = np.arange(len(seg)) - (ended - at_start + rank)
     return depth
 
 

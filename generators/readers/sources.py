@@ -160,9 +160,13 @@ class _ChildGzip:
         self.proc.stderr.close()
 
 
-def open_source(path: str | os.PathLike[str], child_threshold: int = CHILD_THRESHOLD_BYTES) -> Source:
-    """The file's content as a Source (decompressed if it is gzip). Close it after use."""
+def open_source(path: str | os.PathLike[str], child_threshold: int | None = None) -> Source:
+    """The file's content as a Source (decompressed if it is gzip). Close it after use.
+    gzip files of ``child_threshold`` bytes or more (default ``CHILD_THRESHOLD_BYTES``)
+    are decompressed by a child process."""
     path = os.fspath(path)
+    if child_threshold is None:
+        child_threshold = CHILD_THRESHOLD_BYTES
     size = check_file(path)
     try:
         with open(path, "rb") as f:

@@ -1,0 +1,33 @@
+"""``python -m bench`` (``make bench``): run every benchmark, print its numbers, exit 1
+if any misses its target.
+
+To add one: write ``bench/<name>.py`` with ``run() -> dict`` that prints its own
+report and returns at least ``{"name": str, "ok": bool}`` (plus its numbers), then add
+``"bench.<name>"`` to ``BENCHMARKS`` below. Big inputs go under ``bench/.work/``
+(git-ignored), made when missing.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+BENCHMARKS = [
+    "bench.kineto",  # Kineto trace kernel summary vs gzip -dc; peak RSS
+    "bench.nsys_sqlite",  # nsys SQLite kernel summary vs bare sqlite3 GROUP BY
+]
+
+
+def main(names: list[str]) -> int:
+    selected = [b for b in BENCHMARKS if not names or b.split(".")[-1] in names]
+    results = []
+    for module_name in selected:
+        print(f"== {module_name}", flush=True)
+        results.append(importlib.import_module(module_name).run())
+        print(flush=True)
+    failed = [r["name"] for r in results if not r["ok"]]
+    print("all benchmarks within target" if not failed else f"over target: {', '.join(failed)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
