@@ -4,6 +4,12 @@ ncu replays every kernel many times, so the profiled run generates 2 tokens: the
 (outside the range) and one decode step inside the NVTX range ``decode``. A warm-up
 generation without ranges runs first in the same process, so cuBLAS heuristics and the
 caching allocator are settled before the profiled step.
+
+One decode step of the large model launches about 1,500 kernels, most of them the same
+few dozen kernels once per layer; profiling all of them takes longer than the GPU
+machine lends. So ncu samples: ``--filter-mode per-launch-config --launch-count N``
+profiles the first N launches of each unique launch configuration (kernel, grid, block,
+shared memory) inside the range. Reports join these metrics to the trace by kernel name.
 """
 from __future__ import annotations
 
@@ -26,9 +32,13 @@ SECTIONS = [
 ]
 
 
+PER_CONFIG_LAUNCHES = 6
+
+
 def profile_command(rep: Path, workload: list[str]) -> list[str]:
     cmd = ["ncu", "--clock-control", "none", "--target-processes", "all",
-           "--nvtx", "--nvtx-include", "decode/"]
+           "--nvtx", "--nvtx-include", "decode/",
+           "--filter-mode", "per-launch-config", "--launch-count", str(PER_CONFIG_LAUNCHES)]
     for section in SECTIONS:
         cmd += ["--section", section]
     return cmd + ["--export", str(rep), "--force-overwrite", *workload]
@@ -58,4 +68,5 @@ def run(folder: Path, variant: str, size: str, prompt: int) -> dict:
         files[name] = f"Nsight Compute CSV export, --page {page}, one decode step, {variant} attention"
         commands.append(shlex.join(export) + f" | gzip > {name}")
     return {"status": "ok", "commands": commands, "files": files, "sections": SECTIONS,
+            "sampling": {"filter_mode": "per-launch-config", "launch_count": PER_CONFIG_LAUNCHES},
             "log_tail": log[-1500:]}
