@@ -151,7 +151,7 @@ class TransformerLM(nn.Module):
         self.blocks = nn.ModuleList(Block(cfg, fused) for _ in range(cfg.n_layers))
         self.norm = RMSNorm(cfg.d_model)
         self.lm_head = nn.Linear(cfg.d_model, cfg.vocab, bias=False)
-        cos, sin = rope_tables(cfg.d_model // cfg.n_heads, max_len, cfg.rope_theta, "cpu")
+        cos, sin = rope_tables(cfg.d_model // cfg.n_heads, max_len, cfg.rope_theta, None)
         self.register_buffer("cos", cos, persistent=False)
         self.register_buffer("sin", sin, persistent=False)
 
