@@ -8,11 +8,18 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+import numpy as np
 
 from generators.errors import UserError
 
 KERNEL_TABLE = "CUPTI_ACTIVITY_KIND_KERNEL"
+RUNTIME_TABLE = "CUPTI_ACTIVITY_KIND_RUNTIME"
+PID = "((({col}) >> 24) & 16777215)"  # globalTid/globalPid -> process id (0xFFFFFF)
+TID = "(({col}) & 16777215)"  # globalTid -> thread id
+CHUNK_ROWS = 2_000_000  # bounds the size of one group_concat string (~20 MB)
 _MAGIC = b"SQLite format 3\x00"
 _EXPORT_HINT = "(an .nsys-rep report must first be exported: nsys export --type sqlite REPORT)"
 
@@ -93,6 +100,68 @@ def kernel_name_expr(con: sqlite3.Connection, path, alias: str) -> str:
         raise UserError(path, f"{KERNEL_TABLE} has neither demangledName nor shortName")
     cols = [f"{alias}.{c}" if alias else c for c in present]
     return cols[0] if len(cols) == 1 else f"coalesce({', '.join(cols)})"
+
+
+def default_workers() -> int:
+    """Threads that read an export: the CPU count, at most 4."""
+    return min(os.cpu_count() or 1, 4)
+
+
+def _parse(text: str | None) -> np.ndarray:
+    # np.fromstring with sep parses in C; the binary mode is deprecated, not this one.
+    return np.zeros(0, dtype=np.int64) if not text else np.fromstring(text, dtype=np.int64, sep=",")
+
+
+def fetch_columns(path, con: sqlite3.Connection, table: str, columns: list[str], where: str = "",
+                  params: tuple = (), workers: int = 1) -> list[np.ndarray]:
+    """Integer SQL expressions over ``table`` (alias ``t``) as numpy int64 arrays, in rowid order.
+
+    Why not ``fetchall``/``read_sql_query``? One Python tuple per row costs ~0.6 s per
+    million rows; here SQLite builds one ``group_concat`` string per column and chunk
+    (all aggregates see the rows in the same order) and numpy parses it in C, ~5x
+    faster. With ``workers`` > 1 the rowid chunks are read by as many threads, each on
+    its own connection: sqlite3 releases the GIL while SQLite runs, so the scans overlap.
+    ``group_concat`` skips NULLs, so wrap nullable columns in ``coalesce``; a NULL left
+    would misalign the columns and raises ``ValueError``.
+    """
+    # two queries: SQLite answers min() or max() of the rowid from the b-tree's ends,
+    # but scans the whole table for both in one SELECT
+    (lo,), (hi,) = (con.execute(f"SELECT {f}(rowid) FROM {table}").fetchone() for f in ("min", "max"))
+    if lo is None:
+        return [np.zeros(0, dtype=np.int64) for _ in columns]
+    pieces = max(workers, -(-(hi - lo + 1) // CHUNK_ROWS))
+    step = -(-(hi - lo + 1) // pieces)
+    concat = ", ".join(f"group_concat({c})" for c in columns)
+    sql = f"SELECT {concat} FROM {table} AS t WHERE t.rowid BETWEEN ? AND ? {where}"
+
+    def chunk(first: int) -> list[np.ndarray]:
+        own = open_readonly(path)
+        try:
+            texts = own.execute(sql, (first, min(first + step - 1, hi), *params)).fetchone()
+        finally:
+            own.close()
+        return [_parse(text) for text in texts]
+
+    starts = range(lo, hi + 1, step)
+    if workers > 1 and len(starts) > 1:
+        with ThreadPoolExecutor(min(workers, len(starts))) as pool:
+            chunks = list(pool.map(chunk, starts))
+    else:
+        chunks = [chunk(first) for first in starts]
+    arrays = [np.concatenate([c[i] for c in chunks]) for i in range(len(columns))]
+    if len({len(a) for a in arrays}) > 1:
+        raise ValueError("NULL in a column that must have a value")
+    return arrays
+
+
+def string_values(con: sqlite3.Connection, ids) -> list[str]:
+    """``StringIds.value`` for each id ("" for an id that is not there, e.g. -1 for NULL)."""
+    import json
+
+    ids = [int(i) for i in ids]
+    found = dict(con.execute("SELECT id, value FROM StringIds WHERE id IN (SELECT value FROM json_each(?))",
+                             (json.dumps(ids),)).fetchall())
+    return [found.get(i, "") for i in ids]
 
 
 def query(con: sqlite3.Connection, path, sql: str, params=()):

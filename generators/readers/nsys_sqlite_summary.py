@@ -24,11 +24,9 @@ on (process, correlation id) with ``np.isin``. Doing this join in SQLite (no ind
 from __future__ import annotations
 
 import importlib
-import json
 import os
 import sqlite3
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,8 +34,7 @@ import numpy as np
 from generators.errors import UserError
 from generators.readers import nsys_sqlite_db as db
 
-CHUNK_ROWS = 2_000_000  # bounds the size of one group_concat string (~20 MB)
-_PID = "((({col}) >> 24) & 16777215)"  # globalTid/globalPid -> process id
+_PID = db.PID
 
 
 @dataclass(frozen=True)
@@ -82,48 +79,6 @@ def aggregate(name_id: np.ndarray, dur: np.ndarray) -> Aggregate:
     return Aggregate(ids[starts], n, np.add.reduceat(d, starts), median, d[starts], d[ends - 1])
 
 
-def _parse(text: str | None) -> np.ndarray:
-    # np.fromstring with sep parses in C; the binary mode is deprecated, not this one.
-    return np.zeros(0, dtype=np.int64) if not text else np.fromstring(text, dtype=np.int64, sep=",")
-
-
-def _fetch(path, con: sqlite3.Connection, table: str, columns: list[str], where: str = "",
-           params: tuple = (), workers: int = 1) -> list[np.ndarray]:
-    """Integer columns of ``table`` (alias ``t``) as numpy arrays, in rowid chunks.
-
-    With ``workers`` > 1 the chunks are read by as many threads, each on its own
-    connection: sqlite3 releases the GIL while SQLite runs, so the scans overlap.
-    """
-    # two queries: SQLite answers min() or max() of the rowid from the b-tree's ends,
-    # but scans the whole table for both in one SELECT
-    (lo,), (hi,) = (con.execute(f"SELECT {f}(rowid) FROM {table}").fetchone() for f in ("min", "max"))
-    if lo is None:
-        return [np.zeros(0, dtype=np.int64) for _ in columns]
-    pieces = max(workers, -(-(hi - lo + 1) // CHUNK_ROWS))
-    step = -(-(hi - lo + 1) // pieces)
-    concat = ", ".join(f"group_concat({c})" for c in columns)
-    sql = f"SELECT {concat} FROM {table} AS t WHERE t.rowid BETWEEN ? AND ? {where}"
-
-    def chunk(first: int) -> list[np.ndarray]:
-        own = db.open_readonly(path)
-        try:
-            texts = own.execute(sql, (first, min(first + step - 1, hi), *params)).fetchone()
-        finally:
-            own.close()
-        return [_parse(text) for text in texts]
-
-    starts = range(lo, hi + 1, step)
-    if workers > 1 and len(starts) > 1:
-        with ThreadPoolExecutor(min(workers, len(starts))) as pool:
-            chunks = list(pool.map(chunk, starts))
-    else:
-        chunks = [chunk(first) for first in starts]
-    arrays = [np.concatenate([c[i] for c in chunks]) for i in range(len(columns))]
-    if len({len(a) for a in arrays}) > 1:  # group_concat skips NULLs: columns would misalign
-        raise ValueError("NULL in a column that must have a value")
-    return arrays
-
-
 def _merged_windows(con, path, tables, range_name: str, key: str) -> dict[int, tuple[np.ndarray, np.ndarray]]:
     """Per key (process or thread), the named NVTX ranges as disjoint sorted windows."""
     if "NVTX_EVENTS" not in tables:
@@ -161,7 +116,7 @@ def _in_range(con, path, tables, range_name: str, same_thread: bool,
     first = min(int(s[0]) for s, _ in windows.values())
     last = max(int(e.max()) for _, e in windows.values())
     # The launch calls that started inside a window (SQL narrows to the windows' span).
-    ckey, cpid, corr, start = _fetch(
+    ckey, cpid, corr, start = db.fetch_columns(
         path, con, "CUPTI_ACTIVITY_KIND_RUNTIME",
         [key.format(tid="t.globalTid"), _PID.format(col="t.globalTid"), "t.correlationId", "t.start"],
         "AND t.start BETWEEN ? AND ? AND t.correlationId IS NOT NULL", (first, last), workers)
@@ -172,17 +127,11 @@ def _in_range(con, path, tables, range_name: str, same_thread: bool,
         inside[sel] = (i >= 0) & (start[sel] <= we[np.maximum(i, 0)])
     calls = (cpid[inside] << 32) | corr[inside]  # correlation ids are 32-bit and per process
     name_id = db.kernel_name_expr(con, path, "t")
-    nid, dur, kpid, kcorr = _fetch(path, con, db.KERNEL_TABLE, [
+    nid, dur, kpid, kcorr = db.fetch_columns(path, con, db.KERNEL_TABLE, [
         f"coalesce({name_id}, -1)", "t.end - t.start", _PID.format(col="t.globalPid"), "t.correlationId"],
         "AND t.correlationId IS NOT NULL AND t.globalPid IS NOT NULL", (), workers)
     keep = np.isin((kpid << 32) | kcorr, calls)
     return nid[keep], dur[keep]
-
-
-def _names(con: sqlite3.Connection, ids: np.ndarray) -> list[str]:
-    rows = dict(con.execute("SELECT id, value FROM StringIds WHERE id IN (SELECT value FROM json_each(?))",
-                            (json.dumps(ids.tolist()),)).fetchall())
-    return [rows.get(i, "") for i in ids.tolist()]
 
 
 @dataclass(frozen=True)
@@ -216,7 +165,7 @@ def summarize(path: str | os.PathLike[str], range_name: str | None = None,
 
     ``workers``: threads reading the export (default: the CPU count, at most 4).
     """
-    workers = workers or min(os.cpu_count() or 1, 4)
+    workers = workers or db.default_workers()
     # pandas takes ~0.4 s to import and the caller will want a table: let it load while
     # SQLite (which releases the GIL) reads.
     warm = threading.Thread(target=importlib.import_module, args=("pandas",), daemon=True)
@@ -226,11 +175,11 @@ def summarize(path: str | os.PathLike[str], range_name: str | None = None,
         try:
             if range_name is None:
                 name_id = db.kernel_name_expr(con, path, "t")
-                ids, dur = _fetch(path, con, db.KERNEL_TABLE, [f"coalesce({name_id}, -1)", "t.end - t.start"],
+                ids, dur = db.fetch_columns(path, con, db.KERNEL_TABLE, [f"coalesce({name_id}, -1)", "t.end - t.start"],
                                   workers=workers)
             else:
                 ids, dur = _in_range(con, path, tables, range_name, same_thread, workers)
         except ValueError as exc:
             raise UserError(path, f"{db.KERNEL_TABLE} or its launch calls: {exc}") from None
         agg = aggregate(ids, dur)
-        return SqliteSummary(_names(con, agg.name_id), agg, int(len(dur)), int(dur.sum()))
+        return SqliteSummary(db.string_values(con, agg.name_id), agg, int(len(dur)), int(dur.sum()))
