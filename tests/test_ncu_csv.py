@@ -102,6 +102,52 @@ def test_real_raw_capture(path):
     assert (m.flag != "unknown unit").all(), sorted(set(m.raw_unit[m.flag == "unknown unit"]))
     dur = m[m.metric == "gpu__time_duration.sum"]
     assert (dur.unit == "ns").all() and (dur.value > 0).all()
+    assert len(dur) == len(report.kernels) == report.kernels.kernel_id.nunique()
+
+
+# details label (section) -> raw metric: the same quantity, as NVIDIA's section files define
+# the labels; each page rounds it its own way, in its own auto-scaled unit.
+SAME_QUANTITY = {
+    ("GPU Speed Of Light Throughput", "Duration"): "gpu__time_duration.sum",
+    ("GPU Speed Of Light Throughput", "Elapsed Cycles"): "gpc__cycles_elapsed.max",
+    ("GPU Speed Of Light Throughput", "DRAM Throughput"): "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+    ("GPU Speed Of Light Throughput", "DRAM Frequency"): "dram__cycles_elapsed.avg.per_second",
+    ("Memory Workload Analysis", "Memory Throughput"): "dram__bytes.sum.per_second",
+    ("Launch Statistics", "Registers Per Thread"): "launch__registers_per_thread",
+    ("Launch Statistics", "Grid Size"): "launch__grid_size",
+    ("Launch Statistics", "Shared Memory Configuration Size"): "launch__shared_mem_config_size",
+    ("Launch Statistics", "Driver Shared Memory Per Block"): "launch__shared_mem_per_block_driver",
+    ("Occupancy", "Achieved Occupancy"): "sm__warps_active.avg.pct_of_peak_sustained_active",
+}
+
+
+def _half_ulp(raw_value: str, factor: float) -> float:
+    """Half a unit in the last printed digit, in base units: the rounding a page applied."""
+    decimals = len(raw_value.partition(".")[2]) if "." in raw_value else 0
+    return 0.5 * 10.0 ** -decimals * factor
+
+
+@pytest.mark.parametrize("raw_path", REAL_RAW, ids=lambda p: p.name)
+def test_real_raw_and_details_pages_agree(raw_path):
+    """Both pages of one real H100 capture give the same base-unit values (Kbyte = 1000 byte,
+    us, Ghz, Gbyte/s and Tbyte/s scaled alike), up to the digits each page printed."""
+    details_path = raw_path.with_name(raw_path.name.replace("_raw", "_details"))
+    if not details_path.exists():
+        pytest.skip(f"no details page beside {raw_path.name}")
+    raw = ncu_csv.read(raw_path).metrics.set_index(["kernel_id", "metric"])
+    det = ncu_csv.read(details_path).metrics
+    checked = 0
+    for row in det.itertuples():
+        name = SAME_QUANTITY.get((row.section, row.metric))
+        if name is None or (row.kernel_id, name) not in raw.index:
+            continue
+        other = raw.loc[(row.kernel_id, name)]
+        tol = (_half_ulp(row.raw_value.replace(",", ""), ncu_units.unit(row.raw_unit).factor)
+               + _half_ulp(other.raw_value.replace(",", ""), ncu_units.unit(other.raw_unit).factor))
+        assert row.unit == other.unit, (row.metric, name)
+        assert abs(row.value - other.value) <= tol * (1 + 1e-9), (row.kernel_id, row.metric, row.value, other.value)
+        checked += 1
+    assert checked >= len(SAME_QUANTITY) * raw.index.get_level_values(0).nunique() * 0.9
 
 
 # --- bad input --------------------------------------------------------------------------

@@ -33,7 +33,8 @@ SI = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
 TIME_NS = {"ns": 1.0, "nsecond": 1.0, "nsec": 1.0, "us": 1e3, "usecond": 1e3, "usec": 1e3,
            "ms": 1e6, "msecond": 1e6, "msec": 1e6, "s": 1e9, "second": 1e9, "sec": 1e9}
 COUNTS = ("inst", "instruction", "cycle", "warp", "sector", "request", "block", "thread", "register",
-          "SM", "sample", "transaction", "wavefront", "pass", "op", "element", "kernel", "launch", "byte")
+          "SM", "sample", "transaction", "wavefront", "pass", "op", "element", "kernel", "launch", "byte",
+          "cluster")
 _ATOM = re.compile(r"^(?P<prefix>[KkMGTP]?)(?P<base>[A-Za-z]+?)s?$")
 # 1,234,567.89 | 1234567.89 | -0.5 | 1e+05 ; nothing else is a number
 NUMBER = re.compile(r"^[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][+-]?\d+)?$")
@@ -51,6 +52,8 @@ class Unit:
 
 def _atom(text: str) -> tuple[str, float, str] | None:
     """One unit word -> (base, factor, kind) with kind in time / hz / count; None if unknown."""
+    if text == "%":  # as a numerator: derived__pct_occupancy_per_shared_mem_size is in %/Kbyte
+        return "%", 1.0, "count"
     if text in TIME_NS:
         return "ns", TIME_NS[text], "time"
     m = _ATOM.match(text)
