@@ -30,10 +30,13 @@ import pandas as pd
 
 
 def range_names(ranges: pd.DataFrame, limit: int = 5) -> list[str]:
-    """The most frequent range names (ties by name), for messages about unknown names."""
-    counts = ranges["name"].astype(str).value_counts(sort=False)
-    order = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    return [name for name, _ in order[:limit]]
+    """The most frequent range names (annotations before operators, ties by name), for
+    messages about unknown names."""
+    names = ranges["name"].astype(str)
+    ops = (ranges["category"].astype(str) == "cpu_op") if "category" in ranges else pd.Series(False, names.index)
+    counts = pd.DataFrame({"name": names, "op": ops}).groupby("name", sort=False)["op"].agg(["size", "all"])
+    order = sorted(counts.itertuples(), key=lambda r: (r.all, -r.size, r.Index))
+    return [r.Index for r in order[:limit]]
 
 
 def _merged(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

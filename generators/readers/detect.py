@@ -47,11 +47,21 @@ def _text(head: bytes) -> str | None:
         return None
 
 
+def _utf16(head: bytes) -> bool:
+    """A BOM, or ASCII text with every other byte zero."""
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return True
+    sample = head[:64]
+    halves = sample[0::2], sample[1::2]
+    return len(sample) >= 8 and any(
+        a.count(0) == len(a) and b.count(0) == 0 and b.isascii() for a, b in (halves, halves[::-1]))
+
+
 def _classify(path: str, head: bytes) -> str:
     if head.startswith(SQLITE_MAGIC):
         return tl.NSYS_SQLITE
-    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or (len(head) > 3 and b"\x00" in head[:4]):
-        raise UserError(path, "text in UTF-16 or UTF-32; profiler exports are UTF-8: convert it first")
+    if _utf16(head):
+        raise UserError(path, "text in UTF-16 (or UTF-32); profiler exports are UTF-8: convert it first")
     text = _text(head.removeprefix(b"\xef\xbb\xbf"))
     if text is None:
         raise UserError(path, "not a profiler export: binary data that is not gzip or SQLite")

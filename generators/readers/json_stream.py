@@ -21,6 +21,7 @@ document instead (which then gives the definitive result or error).
 from __future__ import annotations
 
 import re
+import traceback
 from collections.abc import Callable
 from typing import Any
 
@@ -115,6 +116,14 @@ def stream_array(source: Source, key: str, decode_chunk: Callable[[Any], Any],
         buf.drop(end)
 
 
+def _clear_frames(exc: BaseException | None) -> None:
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        traceback.clear_frames(exc.__traceback__)
+        exc = exc.__context__
+
+
 def _decode_in_place(buf: _Buffer, stop: int, decode_chunk, on_chunk) -> bool:
     """Decode ``[`` + data[1:stop] + ``]`` without copying; data[stop] is overwritten
     with ']' for the time of the call. True when it decoded (and on_chunk ran)."""
@@ -129,8 +138,13 @@ def _decode_in_place(buf: _Buffer, stop: int, decode_chunk, on_chunk) -> bool:
                 return False
             try:
                 on_chunk(decoded)
-            finally:
-                del decoded  # drops the Raw values that pin the buffer
+            except BaseException as exc:
+                # The traceback's frames still hold the decoded values, whose msgspec.Raw
+                # parts pin the buffer: clear them so the memoryview can be released.
+                del decoded
+                _clear_frames(exc)
+                raise
+            del decoded  # drops the Raw values that pin the buffer
             return True
     finally:
         data[0], data[stop] = saved

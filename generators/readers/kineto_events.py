@@ -132,10 +132,13 @@ def _args(path: str, events: list) -> list[Args]:
 
 
 def _times(path: str, events: list, what: str) -> tuple[np.ndarray, np.ndarray]:
+    ts, dur = list(map(_TS, events)), list(map(_DUR, events))
     try:
-        return to_ns(list(map(_TS, events))), to_ns(list(map(_DUR, events)))
-    except ValueError as exc:  # missing (empty text) or not a number
-        raise UserError(path, f"a {what} event has a missing or non-numeric ts/dur ({exc})") from None
+        return to_ns(ts), to_ns(dur)
+    except ValueError as exc:
+        if not all(map(len, ts)) or not all(map(len, dur)):
+            raise UserError(path, f"a {what} event has no ts or no dur") from None
+        raise UserError(path, f"a {what} event's ts or dur is not a number ({exc})") from None
 
 
 def _triples(values: list, prefix: str) -> dict[str, tuple]:

@@ -34,6 +34,8 @@ def text_to_ns(text: str | bytes) -> int:
         raise ValueError(f"not a number: {text!r}") from None
     if not value.is_finite():
         raise ValueError(f"not a finite number: {text!r}")
+    if value and value.adjusted() > 17:  # >= 1e18 µs: far beyond int64 ns (and slow to expand)
+        raise ValueError(f"out of range for 64-bit nanoseconds: {text!r}")
     ns = int((value * 1000).to_integral_value())
     if not -_INT64_MAX <= ns <= _INT64_MAX:
         raise ValueError(f"out of range for 64-bit nanoseconds: {text!r}")
