@@ -136,12 +136,31 @@ def run(repeats: int = 5) -> dict:
     fmt = lambda xs: ", ".join(f"{x:.2f}" for x in xs)  # noqa: E731
     print(f"nsys SQLite kernel summary: {kernels:,} kernels, {export.stat().st_size / 1e6:,.0f} MB "
           f"({export.relative_to(ROOT)}), {os.cpu_count()} CPUs, median of {repeats} interleaved runs")
-    print(f"  bare {Path(base_cmd[0]).name} GROUP BY:             {b:6.2f} s  ({fmt(base)})")
-    print(f"  python -m generators kernels --json: {o:6.2f} s  ({fmt(ours)})")
+    print(f"  {'bare ' + Path(base_cmd[0]).name + ' GROUP BY:':37} {b:6.2f} s  ({fmt(base)})")
+    print(f"  {'python -m generators kernels --json:':37} {o:6.2f} s  ({fmt(ours)})")
     verdict = "OK" if ratio <= TARGET_RATIO else "OVER TARGET"
     print(f"  ratio {ratio:.2f}x (target <= {TARGET_RATIO}x): {verdict}")
+    threads = _in_process(export)
+    print("  for information, summarize() in one process: "
+          + ", ".join(f"{w} thread(s) {t:.2f} s" for w, t in threads.items()))
     return {"name": "nsys-sqlite-summary", "ratio": ratio, "target": TARGET_RATIO, "ok": ratio <= TARGET_RATIO,
-            "baseline_s": base, "ours_s": ours, "kernels": kernels}
+            "baseline_s": base, "ours_s": ours, "kernels": kernels, "in_process_s": threads}
+
+
+def _in_process(export: Path) -> dict[int, float]:
+    """summarize() alone with one reading thread and with the default (the command's)."""
+    from generators.readers import nsys_sqlite_db
+    from generators.readers.nsys_sqlite_summary import summarize
+
+    out = {}
+    for workers in sorted({1, nsys_sqlite_db.default_workers()}):
+        runs = []
+        for _ in range(3):
+            start = time.perf_counter()
+            summarize(export, workers=workers)
+            runs.append(time.perf_counter() - start)
+        out[workers] = statistics.median(runs)
+    return out
 
 
 if __name__ == "__main__":
