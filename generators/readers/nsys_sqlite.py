@@ -14,7 +14,15 @@ Tables used (NVIDIA's export schema; names are the export's own):
 
 ``read(path)`` returns every table with the schemas of ``generators.readers.timeline``
 (``describe(KERNELS_SCHEMA)`` etc.). ``pid``/``tid`` are ``globalTid``'s process and
-thread fields: ``(globalTid >> 24) & 0xFFFFFF`` and ``globalTid & 0xFFFFFF``.
+thread fields: ``(globalTid >> 24) & 0xFFFFFF`` and ``globalTid & 0xFFFFFF``. Mapping:
+kernels ``name`` = demangled name, ``shared_mem_bytes`` = static + dynamic shared memory,
+``correlation`` = ``correlationId``; memory ops are named as ``nsys stats`` names them
+(``[CUDA memcpy Host-to-Device]``, ``[CUDA memset]``); ranges' ``depth`` counts the
+enclosing ranges of the same thread; devices come from ``TARGET_INFO_GPU`` (``id``).
+
+The big tables are read column-wise (``nsys_sqlite_db.fetch_columns``) and kernels
+are joined to their launch calls in pandas: 3 M kernels take ~11 s here, where one
+SQL join read through ``read_sql_query`` took 96 s.
 
 ``summarize(path, range_name=None, same_thread=False)`` computes the per-name kernel
 summary without materialising the kernels table, for exports with millions of kernels;
