@@ -103,6 +103,11 @@ def test_real_raw_capture(path):
     dur = m[m.metric == "gpu__time_duration.sum"]
     assert (dur.unit == "ns").all() and (dur.value > 0).all()
     assert len(dur) == len(report.kernels) == report.kernels.kernel_id.nunique()
+    # SI, not binary: CUDA reserves 1 KiB of shared memory per block from cc 8.0 on, and
+    # ncu prints it "1.024000 Kbyte/block"; read as 1024 byte/block only if Kbyte = 1000 byte
+    driver = m[m.metric == "launch__shared_mem_per_block_driver"]
+    if (report.kernels.cc.astype(float) >= 8.0).all() and len(driver):
+        assert set(driver.value) == {1024.0} and set(driver.unit) == {"byte/block"}
 
 
 # details label (section) -> raw metric: the same quantity, as NVIDIA's section files define

@@ -2,11 +2,11 @@
 
 Units. ncu scales each metric's unit "to the most fitting order of magnitude" unless
 ``--print-units base`` (implied by ``--csv`` in recent versions). NVIDIA's CLI guide,
-"Metrics and Units" (docs.nvidia.com/nsight-compute/NsightComputeCli/#metrics-and-units): *units are scaled using their SI-factors, i.e. byte-based units are
-scaled using a factor of 1000 and the prefixes K, M, G, etc. Time-based units are also
+"Metrics and Units" (docs.nvidia.com/nsight-compute/NsightComputeCli/#metrics-and-units):
+*units are scaled using their SI-factors, i.e. byte-based units are scaled using a factor of 1000 and the prefixes K, M, G, etc. Time-based units are also
 scaled using a factor of 1000, with the prefixes n, u and m.* So ``Kbyte`` is 1000 bytes,
-never 1024: ncu prints a 32,768-byte shared memory configuration as ``32.77 Kbyte``, and
-the raw and details pages of the project's H100 captures agree on that reading (tested).
+never 1024. The project's H100 raw pages confirm it: the 1 KiB of shared memory that CUDA
+reserves per block (compute capability 8.0 and later) is printed ``1.024000 Kbyte/block``.
 
 Base units here: ``ns`` (time), ``byte``, ``byte/s``, ``Hz`` (also for ``cycle/<time>``:
 cycles per second), ``%``, and counts (``inst``, ``cycle``, ``warp``, ...) with their
