@@ -1,12 +1,14 @@
 """Nsight Compute numbers and units -> values in base units.
 
 Units. ncu scales each metric's unit "to the most fitting order of magnitude" unless
-``--print-units base`` (implied by ``--csv`` in recent versions). NVIDIA's CLI guide,
-"Metrics and Units" (docs.nvidia.com/nsight-compute/NsightComputeCli/#metrics-and-units):
-*units are scaled using their SI-factors, i.e. byte-based units are scaled using a factor of 1000 and the prefixes K, M, G, etc. Time-based units are also
-scaled using a factor of 1000, with the prefixes n, u and m.* So ``Kbyte`` is 1000 bytes,
-never 1024. The project's H100 raw pages confirm it: the 1 KiB of shared memory that CUDA
-reserves per block (compute capability 8.0 and later) is printed ``1.024000 Kbyte/block``.
+``--print-units base`` (the newest CLI guide says ``--csv`` implies it; the project's
+own ``--csv`` captures are scaled). NVIDIA's CLI guide, "Metrics and Units"
+(docs.nvidia.com/nsight-compute/NsightComputeCli/#metrics-and-units): *units are scaled
+using their SI-factors, i.e. byte-based units are scaled using a factor of 1000 and the
+prefixes K, M, G, etc. Time-based units are also scaled using a factor of 1000, with the
+prefixes n, u and m.* So ``Kbyte`` is 1000 bytes, never 1024. The project's H100 raw
+pages confirm it: the 1 KiB of shared memory that CUDA reserves per block (compute
+capability 8.0 and later) is printed ``1.024000 Kbyte/block``.
 
 Base units here: ``ns`` (time), ``byte``, ``byte/s``, ``Hz`` (also for ``cycle/<time>``:
 cycles per second), ``%``, and counts (``inst``, ``cycle``, ``warp``, ...) with their
