@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import sqlite3
 import threading
 from dataclasses import dataclass
 
