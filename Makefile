@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.installed
 # The capture runs on the GPU machine's own python3 (torch + standard library only).
 CAPTURE_PYTHON ?= python3
 
-.PHONY: build test serve bench capture capture-smoke chromium clean venv
+.PHONY: build test serve messages bench capture capture-smoke chromium clean venv
 
 venv: $(STAMP)
 
@@ -26,8 +26,15 @@ $(STAMP): requirements.lock pyproject.toml
 build: $(STAMP)
 	$(BIN)/python -m generators build-site --site-dir site
 
+# Review: rebuilds on changes under docs/, data/, generators/, locales/ (unchanged generators
+# come from .cache/). No .pyc writes under generators/, which mkdocs would see as a change.
 serve: $(STAMP)
-	$(BIN)/mkdocs serve
+	PYTHONDONTWRITEBYTECODE=1 NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
+
+# After adding or changing a generated string: refresh locales/messages.pot and merge it into
+# every catalog; then translate the empty entries and check with `python -m generators messages check`.
+messages: $(STAMP)
+	$(BIN)/python -m generators messages update
 
 # Debian's chromium for the real-browser test; installed with apt when missing.
 chromium:

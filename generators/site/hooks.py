@@ -1,11 +1,12 @@
-"""mkdocs hooks (``hooks:`` in mkdocs.yml). mkdocs loads this file afresh for every build.
+"""mkdocs hooks (``hooks:`` in mkdocs.yml).
 
 * Under ``mkdocs serve`` the process lives across rebuilds and Python keeps imported
-  modules, so an edit under ``generators/`` would not take effect (and its results would
-  be cached under the new code's key). Loading this file therefore drops the project's
-  modules from ``sys.modules`` so that this build imports the current code. The modules
+  modules (mkdocs even loads this file only once), so an edit under ``generators/`` would
+  not take effect - and its results would be cached under the new code's key. So the first
+  thing each build does (``on_config``, before any other plugin) is to drop the project's
+  modules from ``sys.modules``: this build imports the code as it is on disk. The modules
   that the ``build-site`` command itself holds (the error type) are kept.
-* ``on_config`` translates the site name and the ``nav:`` titles for every non-default
+* ``on_config`` then translates the site name and the ``nav:`` titles for every non-default
   language from the message catalog (into mkdocs-static-i18n's per-language overrides),
   and quiets jieba's start-up chatter.
 * ``on_post_page`` drops the ``<link rel="alternate" hreflang>`` tags from each page's head.
@@ -17,10 +18,15 @@
 """
 from __future__ import annotations
 
+import importlib
 import logging
 import re
 import sys
+from pathlib import Path
 
+from mkdocs.plugins import event_priority
+
+ROOT = Path(__file__).resolve().parents[2]
 KEEP = {"generators", "generators.errors", "generators.cli", "generators.commands",
         "generators.commands.build_site"}
 
@@ -30,25 +36,24 @@ def _drop_project_modules() -> None:
         del sys.modules[name]
 
 
-_drop_project_modules()
-
-from generators.render.i18n import Translator  # noqa: E402  (after the drop, on purpose)
-from generators.site import nav  # noqa: E402
-from generators.site.context import SiteContext  # noqa: E402
-
-
+@event_priority(100)  # before mkdocs-macros imports generators.site.macros
 def on_config(config):
+    if str(ROOT) not in sys.path:  # plain `mkdocs serve` runs from the venv's bin folder
+        sys.path.insert(0, str(ROOT))
+    _drop_project_modules()
     logging.getLogger("jieba").setLevel(logging.WARNING)
     i18n = config.plugins.get("i18n")
     if i18n is None:
         return config
-    site = SiteContext.from_mkdocs(config)
+    i18n_module = importlib.import_module("generators.render.i18n")
+    nav = importlib.import_module("generators.site.nav")
+    site = importlib.import_module("generators.site.context").SiteContext.from_mkdocs(config)
     site_name = i18n.original_configs.get("site_name", config.site_name)
     titles = nav.titles(config.nav)
     for language in i18n.config.languages:
         if language.locale == i18n.default_language:
             continue
-        tr = Translator.for_language(language.locale, site.locales_dir)
+        tr = i18n_module.Translator.for_language(language.locale, site.locales_dir)
         language["site_name"] = tr.gettext(site_name)
         language["nav_translations"] = {title: tr.gettext(title) for title in titles}
     return config
