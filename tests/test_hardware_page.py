@@ -85,16 +85,18 @@ def test_every_figure_names_its_source_and_date(built_site):
 
 
 def test_spec_alone_until_measured(built_site):
+    """GPUs without a measured run say so (in the page's language)."""
     assert "not measured" in text_of(built_site.html("hardware/"))
     assert "未实测" in text_of(built_site.html("zh/hardware/"))
 
 
 @pytest.fixture(scope="module")
 def measured_site(tmp_path_factory):
-    """A copy of data/ with a measured H100 run (the shape the capture tooling writes)."""
+    """The hardware files and one made-up measured H100 run (the shape the capture tooling
+    writes), without the real runs of data/reports, so the numbers below are known."""
     tmp = tmp_path_factory.mktemp("measured")
     data = tmp / "data"
-    shutil.copytree(DATA, data)
+    shutil.copytree(DATA / "hardware", data / "hardware")
     run = data / "reports" / "peaks-h100-80gb-hbm3" / "v1"
     run.mkdir(parents=True)
     (run / "peaks.json").write_text(json.dumps({
@@ -126,7 +128,7 @@ def test_measured_peaks_appear_beside_the_spec(measured_site):
 
 def test_a_run_on_an_unknown_gpu_is_an_error(tmp_path):
     data = tmp_path / "data"
-    shutil.copytree(DATA, data)
+    shutil.copytree(DATA / "hardware", data / "hardware")
     run = data / "reports" / "peaks-mystery" / "v1"
     run.mkdir(parents=True)
     (run / "peaks.json").write_text(json.dumps({"schema": "profsite.peaks/1", "matmul": [], "memory": [],

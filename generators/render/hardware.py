@@ -118,7 +118,7 @@ def measured(result, tr: Translator, options: dict) -> Fragment:
                                                   "under data/reports match a GPU of this reference.")))
                         + "\n")
     names = {g.id: g.short_name for g in result.gpus}
-    headers = [tr.gettext(N_("GPU")), tr.gettext(N_("Run")), tr.gettext(N_("Measured")),
+    headers = [tr.gettext(N_("GPU")), tr.gettext(N_("Run")), tr.gettext(N_("Measurement")),
                tr.gettext(N_("Measured")), tr.gettext(N_("Spec (dense)")), tr.gettext(N_("Share of spec")),
                tr.gettext(N_("Ridge point, measured (FLOP/byte)"))]
     rows = []
