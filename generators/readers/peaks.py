@@ -81,7 +81,8 @@ def read(path: Path) -> MeasuredRun:
         if not (run.bytes_per_s > 0 and run.median_s > 0):
             raise UserError(path, f"memory[{i}]: bytes_per_s and median_s must be positive")
     return MeasuredRun(report=path.parent.parent.name, version=path.parent.name, path=str(path),
-                       gpu=gpu, date=meta.date if meta else None, matmul=tuple(doc.matmul), memory=tuple(doc.memory))
+                       gpu=gpu, date=meta.date if meta else None, matmul=tuple(doc.matmul),
+                       memory=tuple(doc.memory))
 
 
 def find(reports_dir: Path) -> list[Path]:

@@ -139,12 +139,12 @@ def measured(result, tr: Translator, options: dict) -> Fragment:
 def _device_table(result, tr: Translator, names: dict[str, str]) -> str:
     headers = [tr.gettext(N_("GPU")), tr.gettext(N_("Run")), tr.gettext(N_("CUDA device name")),
                tr.gettext(N_("SMs, reported / spec")), tr.gettext(N_("L2 cache (MiB), reported / spec"))]
-    rows = []
-    for r in result.devices.itertuples():
-        pair = lambda a, b, unit: " / ".join(DASH if _missing(x) else number(x, unit, tr) for x in (a, b))  # noqa: E731
-        rows.append([tables.text(names[r.gpu]), tables.text(f"{r.report}/{r.version}"),
-                     tables.text(r.device_name), pair(r.sm_count, r.spec_sm_count, "count"),
-                     pair(r.l2_bytes, r.spec_l2_bytes, "mib")])
+    def pair(reported, spec, unit: str) -> str:
+        return " / ".join(DASH if _missing(x) else number(x, unit, tr) for x in (reported, spec))
+
+    rows = [[tables.text(names[r.gpu]), tables.text(f"{r.report}/{r.version}"), tables.text(r.device_name),
+             pair(r.sm_count, r.spec_sm_count, "count"), pair(r.l2_bytes, r.spec_l2_bytes, "mib")]
+            for r in result.devices.itertuples()]
     return tables.table(headers, rows, ["left", "left", "left", "right", "right"])
 
 

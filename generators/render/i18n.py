@@ -21,7 +21,6 @@ import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 
-from babel import Locale
 from babel.dates import format_skeleton
 from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po
@@ -122,6 +121,3 @@ class Translator:
         day = dt.date(parts[0], parts[1] if len(parts) > 1 else 1, parts[2] if len(parts) > 2 else 1)
         skeleton = {1: "y", 2: "yMMM", 3: "yMMMd"}[len(parts)]
         return format_skeleton(skeleton, day, locale=self.locale)
-
-    def display_name(self) -> str:
-        return Locale.parse(self.locale).get_display_name(self.locale)
