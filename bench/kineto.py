@@ -4,9 +4,10 @@ Targets (issue 3), both measured in this run on the same file:
 
 * ``python -m generators kernels FILE --json`` within 2x the time of
   ``gzip -dc FILE > /dev/null``;
-* peak memory of the summary at most 1 GB: the largest process (``ru_maxrss`` of the
-  command, from the kernel) and the sum over its process tree (sampled from /proc every
-  20 ms: the command, its decoding worker and the worker's decompressor).
+* peak memory of the summary at most 1 GB: ``ru_maxrss`` of the command (from the
+  kernel, the largest process of its tree) and the sum over its process tree, sampled
+  from /proc every 20 ms (the command runs as one process today; the sampler keeps the
+  number honest if that changes).
 
 The trace replicates the real nanosecond-resolution fixture (V100 ResNet training step,
 ~4,350 kernels, 68,700 events) with shifted times and offset correlation ids

@@ -160,17 +160,18 @@ def test_bad_input_is_one_line_and_exit_2(repo_root, tmp_path, fixtures_dir, cas
 
 
 @pytest.mark.parametrize("case", ["truncated gzip", "gzip of garbage", "json without traceEvents", "not json"])
-def test_worker_and_child_decompressor_report_the_same_errors(tmp_path, fixtures_dir, monkeypatch, case):
-    """Big files go through a worker process and a child decompressor: same UserError."""
+def test_zlib_fallback_reports_the_same_errors(tmp_path, fixtures_dir, monkeypatch, case):
+    """Without ISA-L (isal), the standard library's zlib inflates: same one-line errors."""
+    import zlib
+
     from generators.errors import UserError
     from generators.readers import kineto, sources
 
     path = _broken(tmp_path, fixtures_dir)[case]
-    with pytest.raises(UserError) as in_process:
-        kineto.read(path, worker=False)
-    with pytest.raises(UserError) as in_worker:
-        kineto.read(path, worker=True)
-    monkeypatch.setattr(sources, "CHILD_THRESHOLD_BYTES", 0)
-    with pytest.raises(UserError) as via_child:
-        kineto.read(path, worker=False)
-    assert in_process.value.line() == in_worker.value.line() == via_child.value.line()
+    with pytest.raises(UserError) as with_isal:
+        kineto.read(path)
+    monkeypatch.setattr(sources, "inflate", zlib)
+    monkeypatch.setattr(sources, "_ERRORS", (zlib.error,))
+    with pytest.raises(UserError) as with_zlib:
+        kineto.read(path)
+    assert with_isal.value.line() == with_zlib.value.line()

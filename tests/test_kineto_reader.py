@@ -164,18 +164,27 @@ def _same(a, b):
         assert left.astype(str).equals(right.astype(str)), table
 
 
-def test_small_chunks_child_decompression_and_worker_give_the_same_tables(fixtures_dir, traces, monkeypatch):
+def test_small_chunks_zlib_and_xz_give_the_same_tables(fixtures_dir, traces, monkeypatch, tmp_path):
+    import lzma
+    import zlib
+
     name = "trace_diff__control.json.gz"
     path = fixtures_dir / "kineto" / name
     monkeypatch.setattr(kineto_events, "CHUNK_BYTES", 1 << 16)  # hundreds of cuts
-    monkeypatch.setattr(sources, "CHILD_THRESHOLD_BYTES", 0)  # decompressed by a child process
-    _same(kineto.read(path, worker=False), traces[name][1])
-    _same(kineto.read(path, worker=True), traces[name][1])
+    _same(kineto.read(path), traces[name][1])
+    xz = tmp_path / "trace.json.xz"
+    xz.write_bytes(lzma.compress(gzip.decompress(path.read_bytes()), preset=0))
+    _same(kineto.read(xz), traces[name][1])
+    monkeypatch.setattr(sources, "inflate", zlib)  # without ISA-L
+    _same(kineto.read(path), traces[name][1])
     device_only = kineto.read(path, with_host=False)
     assert device_only.ranges.empty and device_only.kernels["launch_start_ns"].isna().all()
     launch = [c for c in timeline.KERNELS_SCHEMA if c.startswith("launch_")]
     assert device_only.kernels.drop(columns=launch).astype(str).equals(
         traces[name][1].kernels.drop(columns=launch).astype(str))
+    names, durations = kineto.kernel_durations(path)
+    assert names == traces[name][1].kernels["name"].astype(str).tolist()
+    assert durations.tolist() == traces[name][1].kernels["dur_ns"].tolist()
 
 
 def _write(tmp_path, doc_text: str, name="t.json"):

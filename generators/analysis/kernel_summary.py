@@ -1,7 +1,8 @@
-"""Per-kernel-name summary of a kernels table: pure functions, no I/O.
+"""Per-kernel-name summary: pure functions, no I/O.
 
-``summarize(kernels)`` -> :class:`KernelSummary` whose ``table`` has one row per
-distinct kernel name with the columns of ``timeline.SUMMARY_SCHEMA`` plus ``pct``:
+``summarize(kernels)`` (a kernels table) or ``summarize_durations(names, dur_ns)``
+-> :class:`KernelSummary`, one row per distinct kernel name with these columns
+(``timeline.SUMMARY_SCHEMA`` plus ``pct``):
 
     name        str      full kernel name
     instances   int64    launches
@@ -15,49 +16,70 @@ distinct kernel name with the columns of ``timeline.SUMMARY_SCHEMA`` plus ``pct`
 sorted by ``total_ns`` descending, ties by ``name`` ascending, so the order is the
 same on every run. ``kernel_count`` and ``total_ns`` are over all kernels summarised;
 ``top(n)`` keeps the first n rows and says what share of ``total_ns`` they cover.
+
+The computation uses numpy only (``.table`` makes a DataFrame on request), so a
+summary of a big trace does not pay for importing pandas.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
-import pandas as pd
 
 COLUMNS = ["name", "instances", "total_ns", "avg_ns", "median_ns", "min_ns", "max_ns", "pct"]
 
 
 @dataclass(frozen=True)
 class KernelSummary:
-    table: pd.DataFrame  # COLUMNS, sorted
+    columns: dict  # COLUMNS -> list (name) or numpy array, rows sorted
     kernel_count: int  # kernels summarised (all rows, before top)
     total_ns: int  # their summed duration
-    coverage_pct: float = 100.0  # share of total_ns in ``table`` (after top)
+    coverage_pct: float = 100.0  # share of total_ns in the rows kept (after top)
+
+    def __len__(self) -> int:
+        return len(self.columns["name"])
+
+    @property
+    def table(self):
+        """The rows as a pandas DataFrame with COLUMNS."""
+        import pandas as pd
+
+        return pd.DataFrame(self.columns, columns=COLUMNS)
+
+    def rows(self) -> Iterator[dict]:
+        """The rows as dicts of Python values (ints where whole, NaN kept as float)."""
+        for i in range(len(self)):
+            yield {c: (self.columns[c][i] if c == "name" else self.columns[c][i].item()) for c in COLUMNS}
 
     def top(self, n: int | None) -> KernelSummary:
         """The first n names (all when n is None) and the share of time they cover."""
-        if n is None or n >= len(self.table):
+        if n is None or n >= len(self):
             return replace(self, coverage_pct=100.0 if self.total_ns else 0.0)
-        table = self.table.head(n).reset_index(drop=True)
-        covered = int(table["total_ns"].sum())
-        return replace(self, table=table, coverage_pct=_pct(covered, self.total_ns))
+        cols = {c: v[:n] for c, v in self.columns.items()}
+        return replace(self, columns=cols, coverage_pct=_pct(int(cols["total_ns"].sum()), self.total_ns))
 
 
-def _pct(part: float, whole: float) -> float:
-    return 100.0 * part / whole if whole else 0.0
+def _pct(part, whole):
+    return 100.0 * part / whole if whole else part * 0.0
 
 
-def _sorted(table: pd.DataFrame) -> pd.DataFrame:
-    table = table.sort_values(["total_ns", "name"], ascending=[False, True], kind="stable")
-    return table.reset_index(drop=True)
+def _sorted(cols: dict, grand: int) -> dict:
+    cols["pct"] = _pct(cols["total_ns"].astype(np.float64), grand)
+    order = sorted(range(len(cols["name"])), key=lambda i: (-int(cols["total_ns"][i]), cols["name"][i]))
+    idx = np.array(order, dtype=np.int64)
+    return {c: ([cols[c][i] for i in order] if c == "name" else np.asarray(cols[c])[idx]) for c in COLUMNS}
 
 
-def summarize(kernels: pd.DataFrame) -> KernelSummary:
-    """Summary of the kernels table's ``name`` and ``dur_ns`` columns."""
-    names = kernels["name"].astype(str).to_numpy(dtype=object)
-    dur = kernels["dur_ns"].to_numpy(np.int64)
+def summarize_durations(names: Sequence[str], dur_ns: np.ndarray) -> KernelSummary:
+    """Summary of kernels given as parallel sequences of names and durations (ns)."""
+    dur = np.asarray(dur_ns, dtype=np.int64)
     if len(dur) == 0:
-        return KernelSummary(pd.DataFrame({c: [] for c in COLUMNS}), 0, 0, 0.0)
-    codes, uniques = pd.factorize(names)
+        empty = {c: ([] if c == "name" else np.zeros(0)) for c in COLUMNS}
+        return KernelSummary(empty, 0, 0, 0.0)
+    index: dict[str, int] = {}
+    codes = np.fromiter((index.setdefault(n, len(index)) for n in names), dtype=np.int64, count=len(dur))
+    uniques = list(index)
     order = np.lexsort((dur, codes))  # by name, then duration: runs give min/max/median
     c, d = codes[order], dur[order]
     starts = np.flatnonzero(np.r_[True, c[1:] != c[:-1]])
@@ -65,17 +87,21 @@ def summarize(kernels: pd.DataFrame) -> KernelSummary:
     lo, hi = starts + (counts - 1) // 2, starts + counts // 2
     total = np.add.reduceat(d, starts)
     grand = int(d.sum())
-    table = pd.DataFrame({
-        "name": pd.Series(uniques[c[starts]], dtype="str"), "instances": counts, "total_ns": total,
-        "avg_ns": total / counts, "median_ns": (d[lo] + d[hi]) / 2,
-        "min_ns": d[starts], "max_ns": d[starts + counts - 1],
-        "pct": 100.0 * total / grand if grand else np.zeros(len(total))})
-    return KernelSummary(_sorted(table), int(len(d)), grand)
+    cols = {"name": [uniques[i] for i in c[starts].tolist()], "instances": counts, "total_ns": total,
+            "avg_ns": total / counts, "median_ns": (d[lo] + d[hi]) / 2,
+            "min_ns": d[starts], "max_ns": d[starts + counts - 1]}
+    return KernelSummary(_sorted(cols, grand), int(len(d)), grand)
 
 
-def from_table(table: pd.DataFrame) -> KernelSummary:
-    """A summary someone else computed (nsys stats CSV, SQLite GROUP BY) with
-    ``SUMMARY_SCHEMA`` columns: add ``pct``, sort, total."""
-    grand = int(table["total_ns"].sum())
-    table = table.assign(pct=[_pct(t, grand) for t in table["total_ns"]])[COLUMNS]
-    return KernelSummary(_sorted(table), int(table["instances"].sum()), grand)
+def summarize(kernels) -> KernelSummary:
+    """Summary of a kernels table's ``name`` and ``dur_ns`` columns."""
+    return summarize_durations(kernels["name"].astype(str).tolist(), kernels["dur_ns"].to_numpy(np.int64))
+
+
+def from_table(table) -> KernelSummary:
+    """A summary someone else computed (nsys stats CSV, SQLite) with ``SUMMARY_SCHEMA``
+    columns: add ``pct``, sort, total."""
+    cols = {c: (table[c].astype(str).tolist() if c == "name" else table[c].to_numpy())
+            for c in COLUMNS if c != "pct"}
+    grand = int(cols["total_ns"].sum())
+    return KernelSummary(_sorted(cols, grand), int(cols["instances"].sum()), grand)

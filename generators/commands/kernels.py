@@ -26,7 +26,8 @@ HELP = "kernel summary (per kernel name) of a Kineto trace or an nsys export (SQ
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("path", help="Kineto .json/.json.gz, nsys .sqlite, or nsys stats cuda_gpu_kern_sum CSV")
+    parser.add_argument("path", help="Kineto trace (.json, gzip or xz), nsys .sqlite, or nsys stats "
+                                     "cuda_gpu_kern_sum CSV")
     parser.add_argument("--range", metavar="NAME", dest="range_name",
                         help="only kernels launched inside ranges with exactly this name")
     parser.add_argument("--top", metavar="N", type=_positive, help="list only the N kernels with most total time")
@@ -64,9 +65,10 @@ def summarize_file(path: str, range_name: str | None, same_thread: bool):
         return fmt, ks.from_table(s.table())
     if fmt not in detect.TIMELINE_READERS:
         raise UserError(path, f"{fmt} has no kernel timeline: use `python -m generators ncu` for it")
+    if range_name is None and fmt == tl.KINETO:  # no tables needed: names and durations
+        return fmt, ks.summarize_durations(*detect.reader(fmt).kernel_durations(path))
     if range_name is None:
-        timeline = detect.reader(fmt).read(path, with_host=False)
-        return fmt, ks.summarize(timeline.kernels)
+        return fmt, ks.summarize(detect.reader(fmt).read(path).kernels)
     from generators.analysis import attribution
 
     timeline = detect.reader(fmt).read(path)
@@ -87,10 +89,10 @@ def _number(value):
 
 
 def document(path: str, fmt: str, range_name: str | None, summary) -> dict:
-    rows = [{"name": r.name, "instances": int(r.instances), "total_ns": int(r.total_ns),
-             "avg_ns": _number(r.avg_ns), "median_ns": _number(r.median_ns),
-             "min_ns": int(r.min_ns), "max_ns": int(r.max_ns), "pct": float(r.pct)}
-            for r in summary.table.itertuples(index=False)]
+    rows = [{"name": r["name"], "instances": int(r["instances"]), "total_ns": int(r["total_ns"]),
+             "avg_ns": _number(r["avg_ns"]), "median_ns": _number(r["median_ns"]),
+             "min_ns": int(r["min_ns"]), "max_ns": int(r["max_ns"]), "pct": float(r["pct"])}
+            for r in summary.rows()]
     return {"source": {"path": path, "format": fmt}, "range": range_name,
             "kernel_count": summary.kernel_count, "total_ns": summary.total_ns,
             "coverage_pct": summary.coverage_pct, "kernels": rows}

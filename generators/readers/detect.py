@@ -24,7 +24,7 @@ import re
 
 from generators.errors import UserError
 from generators.readers import timeline as tl
-from generators.readers.sources import check_file, is_gzip, peek
+from generators.readers.sources import check_file, compression, peek
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _NSYS_STATS = re.compile(r'^"?Time ?\(%\)"?,.*Total Time.*Instances', re.M)
@@ -64,7 +64,7 @@ def _classify(path: str, head: bytes) -> str:
         raise UserError(path, "text in UTF-16 (or UTF-32); profiler exports are UTF-8: convert it first")
     text = _text(head.removeprefix(b"\xef\xbb\xbf"))
     if text is None:
-        raise UserError(path, "not a profiler export: binary data that is not gzip or SQLite")
+        raise UserError(path, "not a profiler export: binary data that is not gzip, xz or SQLite")
     stripped = text.lstrip()
     if not stripped:
         raise UserError(path, "only white space: not a profiler export")
@@ -85,10 +85,10 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     """The format id of the file at ``path``, from its content."""
     path = os.fspath(path)
     check_file(path)
-    gz = is_gzip(path)
+    compressed = compression(path)
     fmt = _classify(path, peek(path))
-    if gz and fmt == tl.NSYS_SQLITE:
-        raise UserError(path, "a gzip-compressed SQLite database: decompress it first")
+    if compressed and fmt == tl.NSYS_SQLITE:
+        raise UserError(path, f"a {compressed}-compressed SQLite database: decompress it first")
     return fmt
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 from generators.readers.sources import Source
 
-_BLOCK = 1 << 23  # bytes read at a time
+_BLOCK = 1 << 21  # bytes read at a time
 _MAX_TRIES = 6
 _WS = b" \t\r\n"
 

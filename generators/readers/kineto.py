@@ -28,40 +28,38 @@ Kernel fields come from the event's ``args``: ``device``, ``stream``, ``correlat
 * MTIA: read by Kineto's category names (``mtia_ccp_events``/``mtia_runtime``); no MTIA
   trace was available to test against, so treat its numbers with care.
 * A launch call is matched per correlation id (the earliest call when several share one).
-* Speed: ``readers.kineto_events`` decodes (in a worker process for big files, started
-  before pandas is imported here), ``readers.kineto_tables`` builds the tables.
+* Speed: ``readers.kineto_events`` decodes (see its notes on where the time goes),
+  ``readers.kineto_tables`` builds the tables. ``kernel_durations`` skips the tables.
 """
 from __future__ import annotations
 
 import os
 
+import numpy as np
+
 from generators.readers import kineto_events as ev
 from generators.readers import timeline as tl
-from generators.readers.sources import check_file, is_gzip
 
 FORMAT = tl.KINETO
-# From these sizes a worker process decodes (its start-up costs ~0.1 s).
-WORKER_GZIP_BYTES = 8 << 20
-WORKER_PLAIN_BYTES = 64 << 20
 
 
-def read(path: str | os.PathLike[str], *, with_host: bool = True,
-         worker: bool | None = None) -> tl.Timeline:
+def read(path: str | os.PathLike[str], *, with_host: bool = True) -> tl.Timeline:
     """Read a Kineto trace into a Timeline.
 
-    ``with_host=False`` reads only the device side, for summaries: the ranges table is
-    empty and the ``launch_*`` columns are <NA> (faster on big traces).
-    ``worker``: decode in a worker process (default: for big files).
+    ``with_host=False`` reads only the device side: the ranges table is empty and the
+    ``launch_*`` columns are <NA> (faster on big traces).
     """
+    from generators.readers import kineto_tables  # pandas: imported only when tables are made
+
     path = os.fspath(path)
-    size = check_file(path)
-    if worker is None:
-        worker = size >= (WORKER_GZIP_BYTES if is_gzip(path) else WORKER_PLAIN_BYTES)
-    if worker:  # started before pandas is imported: it decodes meanwhile
-        wait = ev.decode_in_worker(path, with_host)
-        from generators.readers import kineto_tables
-        meta, parts = wait()
-    else:
-        from generators.readers import kineto_tables
-        meta, parts = ev.decode(path, with_host)
+    meta, parts = ev.decode(path, with_host)
     return kineto_tables.build(path, FORMAT, meta, parts)
+
+
+def kernel_durations(path: str | os.PathLike[str]) -> tuple[list[str], np.ndarray]:
+    """(name, dur_ns) of every kernel, in file order, without building tables: what a
+    kernel summary needs, for big traces (pandas is not imported)."""
+    _, parts = ev.decode(os.fspath(path), with_host=False)
+    names = [name for p in parts["kernels"] for name in p["name"]]
+    durations = [p["dur_ns"] for p in parts["kernels"]]
+    return names, np.concatenate(durations) if durations else np.zeros(0, dtype=np.int64)
