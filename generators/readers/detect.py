@@ -3,8 +3,8 @@
 ``detect_format(path)`` returns one of the format ids of
 ``generators.readers.timeline`` or raises ``UserError`` saying what the file is not:
 
-* gzip (magic ``1f 8b``): the decompressed content is classified the same way
-  (every reader but SQLite's reads gzip).
+* gzip (magic ``1f 8b``) or xz: the decompressed content is classified the same way
+  (a compressed SQLite database is refused: SQLite needs the file itself).
 * ``SQLite format 3\\0`` header: Nsight Systems SQLite export (the reader checks tables).
 * JSON object (first non-blank byte ``{``): Kineto chrome trace (the reader checks
   for ``traceEvents``).

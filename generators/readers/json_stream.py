@@ -1,12 +1,10 @@
-"""Read a (possibly gzip-compressed) JSON document whose bulk is one big array.
+"""Read a JSON document whose bulk is one big array, a few MB at a time.
 
 A Kineto trace is ``{..., "traceEvents": [ {event}, {event}, ... ], ...}`` and can be
 hundreds of MB. Decoding it whole needs the whole text plus every decoded event in
 memory at once. Here the array is cut into chunks of whole elements that the caller
-decodes one at a time, in place in one fixed read buffer, with its own typed msgspec
-decoder. Big gzip files are decompressed by a child Python process (zlib, standard
-library) so that decompression runs on another core: a thread would not help, since
-msgspec holds the GIL while it decodes.
+decodes one at a time, in place in one reused read buffer (``readers.sources`` gives
+the decompressed bytes), with its own typed msgspec decoder.
 
 Hand-written because no library does this with msgspec: ijson streams but builds a
 Python object per value (several times slower), and msgspec has no incremental API.

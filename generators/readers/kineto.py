@@ -1,4 +1,5 @@
-"""Reader for PyTorch profiler (Kineto) chrome traces, ``.json`` or ``.json.gz``.
+"""Reader for PyTorch profiler (Kineto) chrome traces: JSON, plain or gzip or xz
+(recognised by content, ``readers.sources``).
 
 ``read(path) -> Timeline``; the tables' columns are ``KERNELS_SCHEMA``,
 ``MEMORY_OPS_SCHEMA``, ``RANGES_SCHEMA`` and ``DEVICES_SCHEMA`` of
