@@ -256,3 +256,38 @@ def test_to_ns_rejects_what_is_not_a_number(bad):
 
 def test_to_ns_result_is_int64():
     assert to_ns([b"1712195495505543.218"]).dtype == np.int64
+
+
+# --- the project's own H100 captures (data/reports) ----------------------------------
+
+def own_traces():
+    root = __import__("pathlib").Path(__file__).resolve().parent.parent / "data" / "reports"
+    return sorted(root.glob("*/v*/trace_*.json.xz"))
+
+
+@pytest.mark.parametrize("path", own_traces(), ids=lambda p: f"{p.parent.parent.name}/{p.name}")
+def test_own_captures_kernels_and_decode_range(path):
+    """Kernel totals and the 'decode' range (launch-time rule; launches through the
+    runtime or the driver API, as cuBLAS's nvjet kernels are) from the raw events."""
+    import lzma
+
+    from generators.analysis.attribution import in_range
+
+    doc = json.loads(lzma.decompress(path.read_bytes()), parse_float=Decimal)
+    events = doc["traceEvents"]
+    tl = kineto.read(path)
+    kernels = [e for e in events if e.get("cat") == "kernel"]
+    assert tl.kernels["dur_ns"].tolist() == [ns(e["dur"]) for e in kernels]
+    calls = {}
+    for e in events:
+        if e.get("cat") in LAUNCH_CATS and "correlation" in e.get("args", {}):
+            calls.setdefault(e["args"]["correlation"], e)
+    windows = [(e["pid"], ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in events
+               if e.get("cat") == "user_annotation" and e["name"] == "decode"]
+    assert windows
+    inside = [e for e in kernels if e["args"]["correlation"] in calls and any(
+        pid == calls[e["args"]["correlation"]]["pid"] and s <= ns(calls[e["args"]["correlation"]]["ts"]) <= end
+        for pid, s, end in windows)]
+    mask = in_range(tl.kernels, tl.ranges, "decode")
+    assert int(mask.sum()) == len(inside)
+    assert int(tl.kernels["dur_ns"][mask].sum()) == sum(ns(e["dur"]) for e in inside)
