@@ -15,7 +15,6 @@ as decoding it); tagged unions on ``ph`` (slower).
 from __future__ import annotations
 
 import gc
-import os
 from itertools import compress, repeat
 from operator import attrgetter
 from typing import Any
