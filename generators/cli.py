@@ -19,6 +19,8 @@ COMMANDS = {
     "build-site": "generators.commands.build_site",
     "new-report": "generators.commands.new_report",
     "messages": "generators.commands.messages",
+    "check-parity": "generators.commands.check_parity",
+    "check-literals": "generators.commands.check_literals",
 }
 
 

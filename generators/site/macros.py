@@ -1,12 +1,15 @@
 """The mkdocs-macros module (``module_name`` in mkdocs.yml): registers the page functions.
 
-Pages call two macros; everything else lives in ``generators.sections`` and
+Pages call three macros; everything else lives in ``generators.sections`` and
 ``generators.render``:
 
 * ``{{ unit("hardware.ridge") }}`` - a generated piece (table, figure, list) rendered for the
   page's language; options as keywords: ``{{ unit("hardware.roofline", dtype="fp8") }}``.
 * ``{{ value("hardware", "ridge.h100-sxm.bf16") }}`` - one fact of a model, formatted for
   the page's language with its unit, for hand-written prose.
+* ``{{ lit("RTX 5090") }}`` - text with a number typed on purpose (a product name, a year,
+  a version, a model size), returned unchanged; the stray-number check
+  (``python -m generators check-literals``) skips it and flags every other typed number.
 
 The page's language is ``page.file.locale`` (set by mkdocs-static-i18n). A ``UserError``
 without a file of its own (an unknown unit, a bad option) is re-raised naming the page.
@@ -60,3 +63,8 @@ def define_env(env) -> None:
             raise UserError(None, f"unknown model {model!r}; known: {', '.join(sorted(MODELS))}")
         quantity = runner.fact(MODELS[model], fact, {k: str(v) for k, v in options.items()})
         return show(quantity, runner.translator(language()))
+
+    @env.macro
+    def lit(text) -> str:
+        """``text`` as typed: marks a number in prose as intended (see generators.checks.literals)."""
+        return str(text)
