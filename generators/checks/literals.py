@@ -34,7 +34,7 @@ import yaml
 from markdown_it import MarkdownIt
 
 from generators.checks import Finding
-from generators.checks.words import fold, numbers
+from generators.checks.words import typed_numbers
 from generators.errors import UserError
 
 MACRO = "\ue000"  # stands in for a jinja tag: not a word character, not space
@@ -65,8 +65,8 @@ class _Scanner:
     def text(self, text: str, line: int) -> None:
         text = _NOT_PROSE.sub(lambda m: MACRO + "\n" * m.group().count("\n"), text)
         for chunk_line, chunk in enumerate(text.split("\n"), start=line):
-            for word in numbers(fold(chunk)):
-                self.findings.append(_finding(self.path, chunk_line, word.text))
+            for word in typed_numbers(chunk):
+                self.findings.append(_finding(self.path, chunk_line, word))
 
     def html(self, html: str, line: int) -> None:
         _HtmlText(self, line).feed_all(html)
@@ -121,6 +121,7 @@ def _mask_jinja(path: str, source: str, scanner: _Scanner) -> str:
     env = jinja2.Environment(keep_trailing_newline=True)
     out: list[str] = []
     try:
+        env.parse(source, path)  # the lexer alone lets an unclosed tag at the end pass
         tokens = list(env.lexer.tokeniter(source, path))
     except jinja2.TemplateSyntaxError as exc:
         raise UserError(f"{path}:{exc.lineno}", f"jinja syntax: {exc.message}") from None
@@ -133,8 +134,8 @@ def _mask_jinja(path: str, source: str, scanner: _Scanner) -> str:
         if kind.endswith("_end") or kind == "raw_begin":
             inner = [t for t in tag if t[1] not in ("whitespace",) and not t[1].endswith(("_begin", "_end"))]
             if len(inner) == 1 and inner[0][1] in _JINJA_LITERALS and tag[0][1] == "variable_begin":
-                for word in numbers(fold(inner[0][2])):
-                    scanner.findings.append(_finding(path, inner[0][0], word.text))
+                for word in typed_numbers(inner[0][2]):
+                    scanner.findings.append(_finding(path, inner[0][0], word))
             text = "".join(t[2] for t in tag)
             out.append(MACRO + "\n" * text.count("\n"))
             tag = []

@@ -75,3 +75,13 @@ def words(text: str) -> Iterator[Word]:
 def numbers(text: str) -> list[Word]:
     """The number words of already folded ``text``."""
     return [w for w in words(text) if w.is_number]
+
+
+def typed_numbers(text: str) -> list[str]:
+    """The number words of ``text`` as written there (folded only to find them)."""
+    folded, offsets = [], []
+    for i, char in enumerate(text):
+        char_folded = unicodedata.normalize("NFKC", char)
+        folded.append(char_folded)
+        offsets += [i] * len(char_folded)
+    return [text[offsets[w.start]:offsets[w.end - 1] + 1] for w in numbers("".join(folded))]
