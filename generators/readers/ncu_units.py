@@ -119,7 +119,8 @@ def to_base(texts, factors) -> np.ndarray:
     exponent = np.round(np.log10(f[ok]))
     keep = np.maximum(decimals - exponent, 0)
     scaled = x * 10.0 ** keep
-    exact = (10.0 ** exponent == f[ok]) & (np.abs(scaled) < 2.0**53) & (keep < 16)
+    # below 2**50 a double resolves 1/8, so rounding the scaled value to an integer is exact
+    exact = (10.0 ** exponent == f[ok]) & (np.abs(scaled) < 2.0**50) & (keep < 16)
     x[exact] = np.round(scaled[exact]) / 10.0 ** keep[exact]
     out[ok] = x
     return out
