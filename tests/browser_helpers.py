@@ -1,0 +1,90 @@
+"""Real-browser helpers shared by the browser tests: a built site served on 127.0.0.1, Debian's
+Chromium driven headless by Playwright, and pages that record every problem they see.
+
+``make test`` installs Chromium with apt when it is missing; without it the tests skip.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         "--disable-component-update", "--no-first-run"]
+needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium (make chromium)")
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:  # keep the test output clean
+        pass
+
+
+@contextlib.contextmanager
+def serve(site: Path) -> Iterator[str]:
+    """Serve ``site`` on 127.0.0.1 (a thread of this process); yields the base URL."""
+    handler = functools.partial(_Quiet, directory=str(site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextlib.contextmanager
+def chromium():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=FLAGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+@contextlib.contextmanager
+def recording_page(browser, base_url: str):
+    """A page whose ``problems`` list gets console errors, page errors, failed requests,
+    requests leaving ``base_url`` and any dialog (alert, confirm, prompt), which it dismisses."""
+    context = browser.new_context()
+    page = context.new_page()
+    page.problems = []
+    page.on("console", lambda m: m.type == "error" and page.problems.append(f"console: {m.text}"))
+    page.on("pageerror", lambda e: page.problems.append(f"page error: {e}"))
+    page.on("requestfailed", lambda r: r.failure != "net::ERR_ABORTED"  # aborted by leaving the page
+            and page.problems.append(f"failed: {r.url} {r.failure}"))
+    page.on("request", lambda r: r.url.startswith(("http", "ws")) and not r.url.startswith(base_url)
+            and page.problems.append(f"outside request: {r.url}"))
+
+    def on_dialog(dialog) -> None:
+        page.problems.append(f"dialog ({dialog.type}): {dialog.message}")
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
+    try:
+        yield page
+    finally:
+        context.close()
+
+
+def load_all_images(page) -> list[tuple[str, int]]:
+    """(src, naturalWidth) of every ``<img>`` once all have loaded or failed (lazy ones too)."""
+    page.evaluate("document.querySelectorAll('img[loading=lazy]').forEach(i => i.loading = 'eager')")
+    page.wait_for_function("Array.from(document.images).every(i => i.complete)", timeout=15_000)
+    return page.eval_on_selector_all("img", "imgs => imgs.map(i => [i.src, i.naturalWidth])")
+
+
+def inline_svg_sizes(page) -> list[tuple[int, int]]:
+    """(width, height) of every ``<svg>`` drawn in the article (icons excluded)."""
+    return page.eval_on_selector_all(
+        "article svg:not(.md-icon svg):not(a svg)",
+        "svgs => svgs.map(s => { const r = s.getBoundingClientRect(); return [r.width, r.height]; })")
