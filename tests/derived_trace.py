@@ -1,0 +1,100 @@
+"""Derived test inputs: a copy of the project's ``data/`` with hostile names planted in it.
+
+THESE ARE DERIVED TEST INPUTS, NOT CAPTURES. They are made in a temporary folder for the
+escaping test (tests/test_report_escaping.py) from the real files under ``data/``:
+
+* :func:`derive_decode_capture` renames the top kernel of the decode range (by total time) of
+  a real Kineto trace, in the trace and in the Nsight Compute CSVs of the same capture, so
+  the renamed kernel keeps its metrics. The trace says so in a top-level
+  ``"profsiteDerivedTestInput"`` key.
+* :func:`rename_gpu` gives a GPU of the hardware reference a hostile ``short_name``.
+
+Everything else is byte-for-byte the project's data. Names are replaced as whole JSON
+strings (``"name"``) and whole CSV fields, so no other text of the files changes.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import lzma
+import re
+import shutil
+from collections import defaultdict
+from pathlib import Path
+
+import msgspec
+
+# What a hostile kernel name looks like: HTML, a table's column break, a C++ template.
+HOSTILE = "<script>alert(1)</script>_a|b_x<int>&y"
+
+
+def copy_data(src: Path, dest: Path) -> Path:
+    shutil.copytree(src, dest)
+    return dest
+
+
+class _Event(msgspec.Struct):
+    name: str = ""
+    cat: str = ""
+    ts: float = 0.0
+    dur: float = 0.0
+
+
+class _Trace(msgspec.Struct):
+    traceEvents: list[_Event]
+
+
+def top_kernel(trace_json: bytes, range_name: str = "decode") -> str:
+    """The kernel with the largest total time inside the GPU annotation ``range_name``."""
+    events = msgspec.json.decode(trace_json, type=_Trace).traceEvents
+    ranges = [(e.ts, e.ts + e.dur) for e in events if e.cat == "gpu_user_annotation" and e.name == range_name]
+    if not ranges:
+        raise ValueError(f"no gpu_user_annotation {range_name!r} in the trace")
+    total: dict[str, float] = defaultdict(float)
+    for e in events:
+        if e.cat == "kernel" and any(start <= e.ts < end for start, end in ranges):
+            total[e.name] += e.dur
+    return max(total, key=lambda name: (total[name], name))
+
+
+def _replace_json_string(text: str, old: str, new: str) -> tuple[str, int]:
+    old_json, new_json = json.dumps(old, ensure_ascii=False), json.dumps(new, ensure_ascii=False)
+    return text.replace(old_json, new_json), text.count(old_json)
+
+
+def _label(trace_text: str, note: str) -> str:
+    """The trace with a top-level key saying it is a derived test input."""
+    brace = trace_text.index("{")
+    return trace_text[:brace + 1] + f"\n  \"profsiteDerivedTestInput\": {json.dumps(note)}," + trace_text[brace + 1:]
+
+
+def derive_decode_capture(capture: Path, trace: str, ncu: list[str], *, range_name: str = "decode",
+                          suffix: str = HOSTILE) -> tuple[str, str]:
+    """Rename, in place under ``capture`` (a copied ``data/reports/<id>/<version>/``), the top
+    kernel of ``range_name`` in the xz Kineto trace ``trace`` and the gzip ncu CSVs ``ncu``.
+    Returns (old name, new name)."""
+    raw = lzma.decompress((capture / trace).read_bytes())
+    old = top_kernel(raw, range_name)
+    new = old + suffix
+    text, count = _replace_json_string(raw.decode("utf-8"), old, new)
+    if not count:
+        raise ValueError(f"{trace}: {old!r} not found as a JSON string")
+    text = _label(text, f"DERIVED TEST INPUT, not a capture: the top {range_name} kernel {old!r} "
+                        f"renamed to {new!r} by tests/derived_trace.py")
+    # preset 0: a few seconds for ~70 MB instead of a minute; readers do not care
+    (capture / trace).write_bytes(lzma.compress(text.encode("utf-8"), preset=0))
+    for name in ncu:
+        csv = gzip.decompress((capture / name).read_bytes()).decode("utf-8")
+        csv = csv.replace(f'"{old}"', '"' + new.replace('"', '""') + '"')
+        (capture / name).write_bytes(gzip.compress(csv.encode("utf-8"), mtime=0))
+    return old, new
+
+
+def rename_gpu(hardware_file: Path, short_name: str) -> str:
+    """Give the GPU of ``hardware_file`` (data/hardware/<id>.yml) a new ``short_name``."""
+    text = hardware_file.read_text(encoding="utf-8")
+    new, n = re.subn(r"(?m)^short_name: .*$", "short_name: " + json.dumps(short_name), text)
+    if n != 1:
+        raise ValueError(f"{hardware_file}: no single top-level short_name")
+    hardware_file.write_text(new, encoding="utf-8")
+    return short_name
