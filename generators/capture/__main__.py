@@ -136,10 +136,12 @@ def cmd_sweep_size(args, settings, device) -> None:
 
 
 def cmd_all(args, settings, device) -> None:
-    for fn in (cmd_peaks, cmd_decode):
-        print(f"wrote {fn(args, settings, device)}", flush=True)
+    """Everything the sample data holds: peaks, decode traces, ncu of both variants, sweep."""
+    print(f"wrote {cmd_peaks(args, settings, device)}", flush=True)
+    decode_folder = cmd_decode(args, settings, device)
+    print(f"wrote {decode_folder}", flush=True)
     if device.type == "cuda":
-        args.into = str(max((args.out / "reports").glob("decode-*/v*"), key=lambda p: p.stat().st_mtime))
+        args.into, args.variants = str(decode_folder), list(VARIANTS)
         print(f"wrote {cmd_ncu(args, settings, device)}", flush=True)
     print(f"wrote {cmd_sweep(args, settings, device)}", flush=True)
 
