@@ -1,0 +1,63 @@
+"""Roofline model of one GPU for a report: roofs, ridge points and kernel coordinates.
+
+``roofs(gpu, measured, dtypes)`` -> one row per (source, dtype) with ``ROOF_COLUMNS``:
+
+* source ``spec``: the dense peak of ``dtype`` and the memory bandwidth of the hardware
+  reference (``data/hardware/<id>.yml``);
+* source ``measured``: the measured matmul peak of ``dtype`` (``peaks.json``; its matmul
+  dtypes map to peaks as in ``analysis.hardware.MATMUL_DTYPES``) and the best measured
+  memory bandwidth (device-to-device copy). Missing when nothing was measured for it.
+
+The attainable throughput at intensity ``I`` is ``min(peak, I × bandwidth)``: the compute
+roof is horizontal (a constant FLOP/s), the bandwidth roof is the diagonal ``I × bandwidth``
+on log-log axes, and they meet at the ridge point ``peak ÷ bandwidth`` (FLOP/byte).
+
+``normalized(launches, ridge, peak)``: the kernel's intensity as a multiple of its ridge
+point and its FLOP/s as a fraction of its peak, so that every precision shares one roof,
+``min(1, x)``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from generators.analysis.hardware import MATMUL_DTYPES, ridge_point
+
+ROOF_COLUMNS = ["source", "dtype", "peak_flop_per_s", "bandwidth_bytes_per_s", "ridge_flop_per_byte"]
+SOURCES = ("spec", "measured")
+
+
+def roofs(gpu, measured, dtypes: list[str]) -> pd.DataFrame:
+    rows = []
+    bandwidth = gpu.memory_bandwidth_bytes_per_s.value
+    for dtype in dtypes:
+        peak = gpu.peaks.get(dtype)
+        if peak is not None and bandwidth:
+            rows.append(("spec", dtype, peak.dense_flop_per_s, bandwidth,
+                         ridge_point(peak.dense_flop_per_s, bandwidth)))
+    if measured is not None and measured.memory:
+        best = max(m.bytes_per_s for m in measured.memory)
+        by_dtype = {MATMUL_DTYPES.get(m.dtype, m.dtype): m.flop_per_s for m in measured.matmul}
+        for dtype in dtypes:
+            if dtype in by_dtype:
+                rows.append(("measured", dtype, by_dtype[dtype], best, ridge_point(by_dtype[dtype], best)))
+    return pd.DataFrame(rows, columns=ROOF_COLUMNS)
+
+
+def lookup(roof_table: pd.DataFrame, source: str, column: str) -> dict[str, float]:
+    rows = roof_table[roof_table["source"] == source]
+    return dict(zip(rows["dtype"], rows[column]))
+
+
+def bandwidth(roof_table: pd.DataFrame, source: str) -> float | None:
+    rows = roof_table[roof_table["source"] == source]
+    return float(rows["bandwidth_bytes_per_s"].iloc[0]) if len(rows) else None
+
+
+def normalized(launches: pd.DataFrame, roof_table: pd.DataFrame, source: str = "spec") -> pd.DataFrame:
+    """kernel_id, x = intensity / ridge, y = FLOP/s / peak (for the launch's ridge_dtype)."""
+    ridge = launches["ridge_dtype"].map(lookup(roof_table, source, "ridge_flop_per_byte"))
+    peak = launches["ridge_dtype"].map(lookup(roof_table, source, "peak_flop_per_s"))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return pd.DataFrame({"kernel_id": launches["kernel_id"], "x": launches["intensity"] / ridge,
+                             "y": launches["flop_per_s"] / peak})

@@ -1,0 +1,98 @@
+"""The capture's own records beside a report's exports: ``meta.json``, ``ncu_run.json``, ``timing.json``.
+
+All three are written by ``generators.capture`` (see ``generators.capture.meta``, ``.ncu``
+and ``.decode``); a report shows them in its setup and methodology sections.
+
+* ``meta.json`` (``profsite.run-meta/1``, also read by ``readers.run_meta``): ``gpu``
+  (``name``, ``sm_count``, ``total_memory_bytes``, ``l2_bytes``, ``nvidia_smi`` strings),
+  ``software`` (versions), ``model`` and ``workload`` (scalars and lists), ``commands``,
+  ``date``, ``ncu`` (per variant, as in ``ncu_run.json``).
+* ``ncu_run.json``: per variant ``status``, ``commands``, ``sections``, ``sampling``
+  (``filter_mode``, ``launch_count``).
+* ``timing.json``: per variant the wall-clock time of a whole generation without a
+  profiler: ``median_ms``, ``min_ms``, ``max_ms``, ``reps``.
+
+Each reader returns typed structs; a missing file is ``None`` (these records are optional
+for reports of exports made elsewhere), a malformed one a ``UserError`` naming the field.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from generators.errors import UserError
+from generators.readers.run_meta import SCHEMA as META_SCHEMA
+from generators.readers.run_meta import decode
+
+META_FILE, NCU_RUN_FILE, TIMING_FILE = "meta.json", "ncu_run.json", "timing.json"
+
+Scalar = str | int | float | bool | None
+
+
+class Gpu(msgspec.Struct, frozen=True):
+    name: str
+    sm_count: int | None = None
+    total_memory_bytes: int | None = None
+    l2_bytes: int | None = None
+    compute_capability: str | None = None
+    nvidia_smi: dict[str, str] = {}
+
+
+class NcuRun(msgspec.Struct, frozen=True):
+    status: str
+    commands: list[str] = []
+    sections: list[str] = []
+    sampling: dict[str, Scalar] = {}
+    reason: str | None = None
+
+
+class Meta(msgspec.Struct, frozen=True):
+    schema: str
+    kind: str
+    date: str
+    gpu: Gpu
+    software: dict[str, Scalar] = {}
+    model: dict[str, Scalar] = {}
+    workload: dict[str, Scalar | list[Scalar]] = {}
+    ncu_workload: dict[str, Scalar] = {}
+    commands: list[str] = []
+    files: dict[str, str] = {}
+
+
+class Timing(msgspec.Struct, frozen=True):
+    median_ms: float
+    reps: int
+    min_ms: float | None = None
+    max_ms: float | None = None
+
+
+def read_meta(folder: Path) -> Meta | None:
+    path = folder / META_FILE
+    if not path.is_file():
+        return None
+    meta = decode(path, Meta)
+    if meta.schema != META_SCHEMA:
+        raise UserError(path, f"schema is {meta.schema!r}, expected {META_SCHEMA!r}")
+    return meta
+
+
+def read_ncu_runs(folder: Path) -> dict[str, NcuRun] | None:
+    path = folder / NCU_RUN_FILE
+    return decode(path, dict[str, NcuRun]) if path.is_file() else None
+
+
+def read_timing(folder: Path) -> dict[str, Timing] | None:
+    path = folder / TIMING_FILE
+    if not path.is_file():
+        return None
+    timing = decode(path, dict[str, Timing])
+    for name, t in timing.items():
+        if not t.median_ms > 0:
+            raise UserError(path, f"{name}.median_ms: must be positive")
+    return timing
+
+
+def workload_value(meta: Meta | None, key: str) -> Any:
+    return None if meta is None else meta.workload.get(key)
