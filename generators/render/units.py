@@ -27,6 +27,8 @@ UNITS: dict[str, DisplayUnit] = {
     "gb_per_s": DisplayUnit(1e-9, 0, N_("{value} GB/s")),
     "gb": DisplayUnit(1, 0, N_("{value} GB")),
     "mib": DisplayUnit(2**-20, 0, N_("{value} MiB")),
+    "us": DisplayUnit(1e-3, 1, N_("{value} µs")),
+    "ms": DisplayUnit(1e-6, 2, N_("{value} ms")),
 }
 assert set(UNITS) | {"percent"} == set(UNIT_NAMES), "every display unit needs a format"
 

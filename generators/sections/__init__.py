@@ -5,8 +5,8 @@ module adds its ``MODEL``(s) and ``UNITS`` here.
 """
 from __future__ import annotations
 
-from generators.sections import hardware, runs
+from generators.sections import hardware, kernel_profile, runs
 from generators.sections.spec import Model, Unit
 
-MODELS: dict[str, Model] = {m.name: m for m in (hardware.MODEL, runs.MODEL)}
-UNITS: dict[str, Unit] = {u.name: u for u in (*hardware.UNITS, *runs.UNITS)}
+MODELS: dict[str, Model] = {m.name: m for m in (hardware.MODEL, runs.MODEL, kernel_profile.MODEL)}
+UNITS: dict[str, Unit] = {u.name: u for u in (*hardware.UNITS, *runs.UNITS, *kernel_profile.UNITS)}
