@@ -52,14 +52,12 @@ def variant_of(path: Path) -> str:
 
 def detect_files(raw_dir: Path) -> dict[str, dict[str, str]]:
     """variant -> {"timeline": file name, "metrics": file name}, from the files' content."""
-    from generators.readers import detect
     from generators.readers import timeline as tl
 
     found: dict[str, dict[str, str]] = {}
     for path in sorted(p for p in raw_dir.iterdir() if p.is_file() and p.name not in RECORDS):
-        try:
-            fmt = detect.detect_format(path)
-        except UserError:
+        fmt = _format(path)
+        if fmt is None:
             continue  # not a profiler export: copied, not used
         field = {tl.KINETO: "timeline", tl.NSYS_SQLITE: "timeline", tl.NCU_RAW_CSV: "metrics"}.get(fmt)
         if field is None:
@@ -75,6 +73,23 @@ def detect_files(raw_dir: Path) -> dict[str, dict[str, str]]:
     if len(timelines) == 1 and len(orphans) == 1 and "metrics" not in next(iter(timelines.values())):
         next(iter(timelines.values()))["metrics"] = found[orphans[0]]["metrics"]
     return timelines
+
+
+def _format(path: Path) -> str | None:
+    """The export format of ``path``, or None. ``detect.detect_format`` does not yet know the
+    ncu CSV header with NVTX columns between "Host Name" and "Kernel Name" (``ncu --nvtx``),
+    so a CSV it refuses is offered to the ncu reader itself."""
+    from generators.readers import detect, ncu_csv
+
+    try:
+        return detect.detect_format(path)
+    except UserError:
+        if not path.name.endswith((".csv", ".csv.gz")):
+            return None
+    try:
+        return ncu_csv.read(path).format
+    except UserError:
+        return None
 
 
 def _gpu_name(raw_dir: Path) -> str | None:
