@@ -1,0 +1,140 @@
+"""Independent readings of the H100 decode capture for the kernel-report tests.
+
+Plain ``json`` (with ``Decimal`` for exact microseconds), ``csv`` and ``yaml``: nothing from
+``generators`` is used here, so the tests compare the report against a second computation.
+Results are cached per process (several test modules use them).
+"""
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import lzma
+from decimal import Decimal
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+REPORT = ROOT / "data" / "reports" / "decode-h100-80gb-hbm3"
+DATA = REPORT / "v1"
+HARDWARE = ROOT / "data" / "hardware" / "h100-sxm.yml"
+
+# ncu's auto-scaled units (SI prefixes; Nsight Compute's "Kbyte" is 1000 bytes)
+UNIT = {"": 1, "%": 1, "inst/cycle": 1, "cycle": 1, "inst": 1, "byte": 1, "Kbyte": 1e3, "Mbyte": 1e6,
+        "Gbyte": 1e9, "Tbyte": 1e12, "ns": 1, "us": 1e3, "ms": 1e6, "hz": 1, "Khz": 1e3, "Mhz": 1e6,
+        "Ghz": 1e9, "byte/s": 1, "Kbyte/s": 1e3, "Mbyte/s": 1e6, "Gbyte/s": 1e9, "Tbyte/s": 1e12}
+
+
+@lru_cache(maxsize=None)
+def events(variant: str) -> list[dict]:
+    with lzma.open(DATA / f"trace_{variant}.json.xz") as fh:
+        return json.load(fh, parse_float=Decimal)["traceEvents"]
+
+
+@lru_cache(maxsize=None)
+def decode_kernels(variant: str) -> tuple[tuple[str, int, Decimal], ...]:
+    """(name, dur_ns, launch ts µs) of every kernel whose launching runtime call started inside
+    a ``decode`` user annotation (µs read as Decimal: x 1000 is exact)."""
+    trace = events(variant)
+    windows = [(e["ts"], e["ts"] + e["dur"]) for e in trace
+               if e.get("cat") == "user_annotation" and e.get("name") == "decode"]
+    launch = {}
+    for e in trace:
+        if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {}):
+            launch.setdefault(e["args"]["correlation"], e["ts"])
+    out = []
+    for e in trace:
+        if e.get("cat") != "kernel":
+            continue
+        ts = launch.get(e["args"]["correlation"])
+        if ts is not None and any(s <= ts <= t for s, t in windows):
+            out.append((e["name"], int(e["dur"] * 1000), ts))
+    return tuple(out)
+
+
+@lru_cache(maxsize=None)
+def op_windows(variant: str, names: tuple[str, ...]) -> tuple[tuple[Decimal, Decimal], ...]:
+    return tuple((e["ts"], e["ts"] + e["dur"]) for e in events(variant)
+                 if e.get("ph") == "X" and e.get("name") in names and e.get("cat") in ("cpu_op", "user_annotation"))
+
+
+@lru_cache(maxsize=None)
+def ncu_rows(variant: str) -> tuple[dict, ...]:
+    """Every profiled kernel of the raw page: metric -> value in base units (floats), plus the
+    identification columns as text."""
+    with gzip.open(DATA / f"ncu_{variant}_raw.csv.gz", "rt", encoding="utf-8") as fh:
+        rows = list(csv.reader(io.StringIO(fh.read())))
+    header, units = rows[0], rows[1]
+    out = []
+    for row in rows[2:]:
+        record = {}
+        for name, unit, text in zip(header, units, row):
+            try:
+                record[name] = float(text.replace(",", "")) * UNIT[unit]
+            except (ValueError, KeyError):
+                record[name] = text
+        out.append(record)
+    return tuple(out)
+
+
+def flops(row: dict) -> dict[str, float]:
+    """FLOPs per precision, by the formula of the report's methodology."""
+    seconds = row["gpu__time_duration.sum"] * 1e-9
+    clock = row["smsp__cycles_elapsed.avg.per_second"]
+
+    def op(name: str) -> float:
+        return row[f"smsp__sass_thread_inst_executed_op_{name}_pred_on.sum.per_cycle_elapsed"]
+
+    return {
+        "fp32": (2 * op("ffma") + op("fadd") + op("fmul")) * clock * seconds,
+        "fp64": (2 * op("dfma") + op("dadd") + op("dmul")) * clock * seconds,
+        "bf16": row["sm__ops_path_tensor_src_bf16_dst_fp32.sum"],
+        "fp16": row["sm__ops_path_tensor_src_fp16.sum"],
+        "tf32": row["sm__ops_path_tensor_src_tf32_dst_fp32.sum"],
+        "fp8": row["sm__ops_path_tensor_src_fp8_sparsity_off.sum"] + row["sm__ops_path_tensor_src_fp8_sparsity_on.sum"],
+        "fp64_tensor": row["sm__ops_path_tensor_src_fp64.sum"],
+    }
+
+
+def dram_bytes(row: dict) -> float:
+    return row["dram__bytes_read.sum"] + row["dram__bytes_write.sum"]
+
+
+@lru_cache(maxsize=None)
+def config() -> dict:
+    return yaml.safe_load((REPORT / "report.yml").read_text(encoding="utf-8"))
+
+
+@lru_cache(maxsize=None)
+def hardware() -> dict:
+    return yaml.safe_load(HARDWARE.read_text(encoding="utf-8"))
+
+
+def ridge(dtype: str) -> float:
+    doc = hardware()
+    return doc["peaks"][dtype]["dense_tflop_s"] * 1e12 / (doc["memory_bandwidth_gb_s"]["value"] * 1e9)
+
+
+def classify(row: dict) -> str:
+    """The documented rule, recomputed: roofline side and throughput side must agree."""
+    per = flops(row)
+    total = sum(per.values())
+    dtype = max(per, key=per.get) if total > 0 else config()["classification"]["default_dtype"]
+    intensity = total / dram_bytes(row) if total > 0 else 0.0
+    roof = "memory" if intensity < ridge(dtype) else "compute"
+    gap = (row["sm__throughput.avg.pct_of_peak_sustained_elapsed"]
+           - row["gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"])
+    margin = config()["classification"]["throughput_margin_pct"]
+    throughput = "compute" if gap > margin else "memory" if gap < -margin else "neither"
+    return roof if roof == throughput else "balanced"
+
+
+def meta() -> dict:
+    return json.loads((DATA / "meta.json").read_text(encoding="utf-8"))
+
+
+def timing() -> dict:
+    return json.loads((DATA / "timing.json").read_text(encoding="utf-8"))

@@ -1,0 +1,119 @@
+"""The built H100 decode report pages, read as HTML in both languages (the session's build)."""
+from __future__ import annotations
+
+import html
+import re
+from collections import Counter
+
+import pytest
+
+from tests import decode_trace as raw
+
+EN, ZH = "reports/decode-h100-80gb-hbm3/", "zh/reports/decode-h100-80gb-hbm3/"
+SECTIONS = {
+    "en": ["Overview", "Setup", "Top kernels", "Observations", "Classification", "Longest single launches",
+           "Metric distributions", "Roofline", "Conclusions and recommendations", "Methodology", "Kernel names"],
+    "zh": ["概览", "实验环境", "耗时最多的内核", "观察", "分类", "单次启动耗时最长的内核", "指标分布", "Roofline 模型",
+           "结论与建议", "方法", "内核名称"],
+}
+PAGES = {"en": EN, "zh": ZH}
+
+
+def main(page: str) -> str:
+    return page.split('<article class="md-content__inner', 1)[1].split("</article>", 1)[0]
+
+
+def text_of(fragment: str) -> str:
+    return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", fragment)))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_all_eleven_sections_in_order(built_site, lang):
+    page = main(built_site.html(PAGES[lang]))
+    headings = [text_of(h).replace("¶", "").strip() for h in re.findall(r"<h2[^>]*>(.*?)</h2>", page, re.S)]
+    assert headings == SECTIONS[lang]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_section_has_its_generated_content(built_site, lang):
+    page = main(built_site.html(PAGES[lang]))
+    parts = re.split(r"<h2[^>]*>", page)[1:]
+    tables = [p.count("<table") for p in parts]
+    figures = [len(re.findall(r'<img [^>]*src="[^"]+\.svg"', p)) for p in parts]
+    # overview: a list; setup, top, observations, classification, longest, roofline, methodology, names: tables
+    assert "<li>" in parts[0]
+    assert all(tables[i] for i in (1, 2, 3, 4, 5, 7, 9, 10)), tables
+    assert figures[6] >= 12 and figures[7] == 3, figures  # histograms; physical, normalized, per-kernel
+    assert "<figcaption>" in parts[6] and "<figcaption>" in parts[7]
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_figures_exist_and_are_per_language(built_site, lang):
+    page = built_site.html(PAGES[lang])
+    sources = re.findall(r'<img [^>]*src="([^"]+\.svg)"', main(page))
+    folder = built_site.site / PAGES[lang]
+    for src in sources:
+        target = (folder / src).resolve()
+        assert target.is_file(), src
+        assert ("/zh/" in target.as_posix()) == (lang == "zh")
+
+
+def test_ridge_point_is_stated_in_both_languages(built_site):
+    shown = f"{raw.ridge('bf16'):.1f}"
+    en, zh = text_of(main(built_site.html(EN))), text_of(main(built_site.html(ZH)))
+    assert f"ridge point of the H100 SXM is {shown} FLOP/byte" in en
+    assert f"{shown} FLOP/字节" in zh
+
+
+def test_top_table_rows_follow_the_trace(built_site):
+    """Rank, launches and share of the top kernels, recomputed from the trace (json)."""
+    totals, counts = Counter(), Counter()
+    for name, dur, _ in raw.decode_kernels("fused"):
+        totals[name] += dur
+        counts[name] += 1
+    ranked = sorted(totals, key=lambda n: (-totals[n], n))[: raw.config()["top"]]
+    grand = sum(totals.values())
+    page = main(built_site.html(EN))
+    table = re.split(r"<h2[^>]*>", page)[3].split("</table>", 1)[0]
+    rows = re.findall(r"<tr>(.*?)</tr>", table, re.S)[1:]
+    assert len(rows) == len(ranked)
+    for i, (row, name) in enumerate(zip(rows, ranked), 1):
+        cells = [text_of(c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+        assert cells[0] == str(i)
+        assert cells[1] == f"{100 * totals[name] / grand:.1f}%"
+        assert cells[5] == f"{counts[name]:,}"
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_full_kernel_names_show_literally(built_site, lang):
+    """Template brackets, lambdas and '&' of the real names appear as text, never as markup."""
+    page = main(built_site.html(PAGES[lang]))
+    names_part = re.split(r"<h2[^>]*>", page)[-1]
+    shown = {text_of(c).strip() for c in re.findall(r"<code>(.*?)</code>", names_part, re.S)}
+    for name in {n for n, _, _ in raw.decode_kernels("fused")}:
+        assert " ".join(name.split()) in shown, name[:100]
+    assert "reduce_kernel&lt;512, 1, at::native::ReduceOp&lt;c10::BFloat16" in names_part
+    assert "{lambda()#3}" in text_of(names_part)
+    assert "<at::" not in names_part and "<c10::" not in names_part
+
+
+def test_chinese_page_uses_chinese_labels(built_site):
+    zh = text_of(main(built_site.html(ZH)))
+    for label in ("访存受限", "逐元素", "矩阵乘/矩阵向量乘", "待复核", "屋脊点"):
+        assert label in zh
+    for english in ("memory-bound", "Elementwise", "Needs review", "Ridge point"):
+        assert english not in zh
+
+
+def test_needs_review_lists_the_attention_kernel(built_site):
+    """The fused attention launches: balanced by the rule with both throughputs low (computed
+    from the csv), so the list must show them with their ncu IDs."""
+    rows = [r for r in raw.ncu_rows("fused") if r["Kernel Name"].startswith("cudnn")]
+    low = raw.config()["review"]["low_throughput_pct"]
+    flagged = [r for r in rows if raw.classify(r) == "balanced"
+               and max(r["sm__throughput.avg.pct_of_peak_sustained_elapsed"],
+                       r["gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"]) < low]
+    assert flagged
+    page = text_of(main(built_site.html(EN)))
+    ids = ", ".join(str(int(r["ID"])) for r in flagged)
+    assert re.search(rf"cuDNN flash attention forward \(sm80\) balanced {re.escape(ids)} ", page)

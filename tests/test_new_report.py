@@ -1,0 +1,107 @@
+"""``python -m generators new-report``: a complete report from a raw capture folder, built.
+
+Works on a copy of the project (data without the sweep traces, docs, mkdocs.yml; generators
+and locales linked), so the checkout is never touched. The build reuses the session build's
+cache: only the new report is computed.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+SOURCE = ROOT / "data" / "reports" / "decode-h100-80gb-hbm3" / "v1"
+RAW_FILES = ["trace_fused.json.xz", "ncu_fused_raw.csv.gz", "ncu_fused_details.csv.gz", "meta.json",
+             "ncu_run.json", "timing.json"]
+UNITS = ["overview", "setup", "top", "categories", "variants", "classification", "review", "longest",
+         "histograms", "ridge", "roofline", "roofline_normalized", "roofline_kernels", "methodology", "names"]
+
+
+def run(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "generators", *args], cwd=cwd, capture_output=True, text=True,
+                          timeout=300, env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1", **(env or {})))
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("project")
+    shutil.copytree(ROOT / "data", root / "data",
+                    ignore=lambda d, names: ["traces"] if Path(d).name == "v1" and "sweep" in d else [])
+    shutil.copytree(ROOT / "docs", root / "docs")
+    shutil.copy(ROOT / "mkdocs.yml", root / "mkdocs.yml")
+    for link in ("generators", "locales"):
+        (root / link).symlink_to(ROOT / link)
+    raw = root / "raw"
+    raw.mkdir()
+    for name in RAW_FILES:
+        shutil.copy(SOURCE / name, raw / name)
+    (raw / "notes.txt").write_text("not an export\n", encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="module")
+def created(project) -> subprocess.CompletedProcess:
+    return run("new-report", "decode-copy", "--kind", "kernel-profile", "--from", str(project / "raw"),
+               "--root", str(project), "--title-en", "A copy of the decode report", "--title-zh", "解码报告的副本")
+
+
+def test_creates_data_config_pages_and_nav(project, created):
+    assert created.returncode == 0, created.stderr
+    target = project / "data" / "reports" / "decode-copy"
+    assert sorted(p.name for p in (target / "v1").iterdir()) == sorted(RAW_FILES + ["notes.txt"])
+    config = yaml.safe_load((target / "report.yml").read_text(encoding="utf-8"))
+    assert config["kind"] == "kernel-profile" and config["hardware"] == "h100-sxm"
+    assert config["measured_peaks"] == "peaks-h100-80gb-hbm3/v1"
+    assert config["primary"] == "fused" and config["range"] == "decode"
+    fused = config["variants"]["fused"]
+    assert (fused["timeline"], fused["metrics"]) == ("trace_fused.json.xz", "ncu_fused_raw.csv.gz")
+    assert fused["attention_ranges"] == ["aten::scaled_dot_product_attention"] and fused["timing"] == "fused"
+    for lang, title in (("en", "A copy of the decode report"), ("zh", "解码报告的副本")):
+        page = (project / "docs" / lang / "reports" / "decode-copy.md").read_text(encoding="utf-8")
+        assert page.startswith(f"# {title}\n") and '{% set report = "decode-copy" %}' in page
+        for unit in UNITS:
+            assert f'unit("kernel_profile.{unit}", report=report)' in page, (lang, unit)
+    nav = yaml.safe_load(re.sub(r"!ENV \[[^\]]*\]", "x", (project / "mkdocs.yml").read_text(encoding="utf-8")))
+    reports = next(item["Reports"] for item in nav["nav"] if isinstance(item, dict) and "Reports" in item)
+    assert reports[-1] == "reports/decode-copy.md"
+
+
+def test_refuses_to_overwrite(project, created):
+    again = run("new-report", "decode-copy", "--kind", "kernel-profile", "--from", str(project / "raw"),
+                "--root", str(project))
+    assert again.returncode == 2 and again.stdout == ""
+    assert re.fullmatch(r"error: \S+decode-copy: already exists; new-report never overwrites\n", again.stderr)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["Bad_Id", "--from", "{raw}"], r"error: report id 'Bad_Id'"),
+    (["fresh", "--from", "{root}/nowhere"], r"error: \S+/nowhere: raw capture folder not found"),
+    (["fresh", "--from", "{root}/docs"], r"error: \S+/docs: no timeline found"),
+    (["fresh", "--from", "{raw}", "--range", "prefil"], r"error: \S+trace_fused\.json\.xz: no range named 'prefil'"),
+    (["fresh", "--from", "{raw}", "--hardware", "h999"], r"error: \S+h999\.yml: hardware file not found"),
+])
+def test_bad_input_is_one_line_and_writes_nothing(project, created, args, message):
+    args = [a.format(raw=project / "raw", root=project) for a in args]
+    out = run("new-report", *args, "--kind", "kernel-profile", "--root", str(project))
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert re.match(message, out.stderr), out.stderr
+    assert not (project / "data" / "reports" / "fresh").exists()
+    assert not (project / "docs" / "en" / "reports" / "fresh.md").exists()
+
+
+def test_the_site_builds_with_the_new_report(project, created, built_site):
+    out = run("build-site", "--config-file", str(project / "mkdocs.yml"), "--site-dir", str(project / "site"),
+              "--log-file", str(project / "build.log"), cwd=project, env={"PROFSITE_CACHE_DIR": str(built_site.cache)})
+    assert out.returncode == 0, out.stdout + out.stderr
+    for lang, prefix in (("en", ""), ("zh", "zh/")):
+        page = (project / "site" / prefix / "reports" / "decode-copy" / "index.html").read_text(encoding="utf-8")
+        main = page.split('<article class="md-content__inner', 1)[1]
+        assert len(re.findall(r"<h2", main)) == 11, lang
+        assert main.count("<table") >= 8 and len(re.findall(r'<img [^>]*\.svg"', main)) >= 15
