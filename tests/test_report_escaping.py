@@ -15,6 +15,7 @@ browser then loads the pages and no dialog may open.
 from __future__ import annotations
 
 import posixpath
+import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -49,16 +50,21 @@ def _kernel_profile_captures(data: Path) -> list[tuple[str, str, list[str]]]:
 
 
 @pytest.fixture(scope="module")
-def hostile(tmp_path_factory) -> tuple[Build, list[str]]:
-    """The site built from the derived data, and the hostile kernel names planted in it."""
+def hostile(tmp_path_factory, built_site) -> tuple[Build, list[str]]:
+    """The site built from the derived data, and the hostile kernel names planted in it.
+
+    The build starts from a copy of the session build's cache: results are keyed by their
+    input files' bytes, so what the renaming touched is computed afresh (and a stale result
+    would show the old names, failing the tests) while the untouched models come from it."""
     tmp = tmp_path_factory.mktemp("hostile")
+    cache = Path(shutil.copytree(built_site.cache, tmp / "cache")) if built_site.cache.is_dir() else None
     data = copy_data(REPO_ROOT / "data", tmp / "data")
     kernels = []
     for folder, trace, ncu in _kernel_profile_captures(data):
         _, new = derive_decode_capture(data / folder, trace, ncu)
         kernels.append(new)
     rename_gpu(data / "hardware" / "rtx-5090.yml", GPU_NAME)
-    build = build_site(tmp, data_dir=data)
+    build = build_site(tmp, data_dir=data, cache=cache)
     if build.returncode != 0:
         pytest.fail(f"site build from the derived data failed ({build.returncode}):\n{build.stdout}\n{build.stderr}")
     return build, kernels
