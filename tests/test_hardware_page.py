@@ -97,6 +97,9 @@ def measured_site(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("measured")
     data = tmp / "data"
     shutil.copytree(DATA / "hardware", data / "hardware")
+    # the report pages need their own data (they have no measured peaks of their own)
+    shutil.copytree(DATA / "rules", data / "rules")
+    shutil.copytree(DATA / "reports" / "decode-h100-80gb-hbm3", data / "reports" / "decode-h100-80gb-hbm3")
     run = data / "reports" / "peaks-h100-80gb-hbm3" / "v1"
     run.mkdir(parents=True)
     (run / "peaks.json").write_text(json.dumps({
