@@ -6,6 +6,8 @@ and file names as ``<code>`` with ``tables.text``.
 """
 from __future__ import annotations
 
+import shlex
+
 from generators.analysis import ncu_metrics
 from generators.analysis.distribution import TUKEY_K
 from generators.render import kernel_labels as L
@@ -83,7 +85,32 @@ def _profilers(result, tr: Translator) -> str:
         items.append(f"- {text}")
     version = (result.meta.software.get("ncu") if result.meta else None) or L.DASH
     items.append("- " + tr.gettext(N_("Nsight Compute version: {version}"), version=tables.text(version)))
+    commands = list(result.meta.commands if result.meta else [])
+    commands += [run.commands[0] for name, run in (result.ncu_runs or {}).items()
+                 if name in result.variants and run.commands]
+    if commands:  # the export commands are in the methodology
+        items.append("\n" + tr.gettext(N_("Profiler commands (all of them, with the exports, in the methodology):"))
+                     + "\n\n" + _code_block(commands))
     return "\n".join(items) + "\n"
+
+
+def _option(command: str, flag: str) -> str | None:
+    """The value of ``flag`` in a command line, None when the command does not set it."""
+    words = shlex.split(command)
+    return words[words.index(flag) + 1] if flag in words[:-1] else None
+
+
+def _controls(command: str, tr: Translator) -> str:
+    """ncu's clock and cache control, as the command set them or ncu's defaults (base, all)."""
+    default = tr.gettext(N_("(ncu's default)"))
+    clock, cache = _option(command, "--clock-control"), _option(command, "--cache-control")
+    text = tr.gettext(N_("Clock control: {clock}. Cache control: {cache}."),
+                      clock=L.code(clock) if clock else f"{L.code('base')} {default}",
+                      cache=L.code(cache) if cache else f"{L.code('all')} {default}")
+    if (cache or "all") == "all":
+        text += " " + tr.gettext(N_("ncu flushes the caches before each replay pass and runs one kernel at a time, "
+                                    "so durations under ncu are longer than in the trace."))
+    return text
 
 
 def _code_block(lines: list[str]) -> str:
@@ -110,6 +137,8 @@ def methodology(result, tr: Translator, options: dict) -> Fragment:
                 mode=L.code(str(run.sampling.get("filter_mode", L.DASH))),
                 count=_value(run.sampling.get("launch_count"), tr),
                 profiled=tr.integer(result.variants[name].profiled)) + "\n")
+        if run.commands:
+            out.append(_controls(run.commands[0], tr) + "\n")
     out.append("### " + tr.gettext(N_("Metrics")) + "\n")
     labels = {**{c: label for c, (label, _) in L.METRIC_LABELS.items()}, **COLUMN_LABELS}
     rows = [[tr.gettext(labels[c]) if c in labels else L.code(c), L.code(m)] for c, m in ncu_metrics.METRICS.items()]
