@@ -105,3 +105,14 @@ def test_the_site_builds_with_the_new_report(project, created, built_site):
         main = page.split('<article class="md-content__inner', 1)[1]
         assert len(re.findall(r"<h2", main)) == 11, lang
         assert main.count("<table") >= 8 and len(re.findall(r'<img [^>]*\.svg"', main)) >= 15
+
+
+def test_nav_gets_a_reports_section_when_it_has_none():
+    from generators.commands.new_report import add_to_nav
+
+    text = "site_name: x\n# keep me\nnav:\n  - index.md\n  - Reference:\n      - hardware.md\n\ntheme: {}\n"
+    out = add_to_nav(text, "reports/a.md")
+    assert "# keep me" in out
+    assert yaml.safe_load(out)["nav"] == ["index.md", {"Reference": ["hardware.md"]}, {"Reports": ["reports/a.md"]}]
+    again = add_to_nav(out, "reports/b.md")
+    assert yaml.safe_load(again)["nav"][-1] == {"Reports": ["reports/a.md", "reports/b.md"]}

@@ -172,7 +172,7 @@ def roofline_kernels(result, tr: Translator, options: dict) -> Fragment:
             dtype = (mine["ridge_dtype"].mode().iloc[0] if mine is not None and len(mine)
                      else result.config.classification.default_dtype)
             name = getattr(r, f"name_{tr.language}")
-            ax.set_title(f"#{tr.integer(r.rank)} {name[:36]} · {L.precision(dtype, tr)}", fontsize=8)
+            ax.set_title(f"#{tr.integer(r.rank)} {name[:42]} · {L.precision(dtype, tr)}", fontsize=8)
             lo, hi = _panel_range(result, dtype, mine)
             _roofs(ax, result, [dtype], lo, hi, tr, labels=False)
             if mine is None or mine.empty:
