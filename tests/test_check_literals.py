@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from generators.checks.literals import check_text
+from generators.checks.literals import check_docs, check_text
 from generators.checks.words import fold, words
 from generators.cli import main
 
@@ -26,6 +26,16 @@ def test_the_pages_have_no_stray_numbers(capsys):
     out = capsys.readouterr().out
     assert out.startswith("literals: ") and out.endswith(" pages, no stray numbers\n")
     assert int(out.split()[1]) == len(list((REPO_ROOT / "docs").rglob("*.md")))
+
+
+def test_the_page_templates_of_new_reports_have_no_stray_numbers():
+    """``new-report`` writes pages from generators/templates/<kind>/; they must start clean."""
+    templates = sorted(p.parent for p in (REPO_ROOT / "generators" / "templates").glob("*/en.md"))
+    if not templates:
+        pytest.skip("no report templates yet")
+    for folder in templates:
+        files, findings = check_docs(folder)
+        assert files and findings == [], "\n".join(map(str, findings))
 
 
 @pytest.fixture
