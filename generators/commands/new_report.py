@@ -76,18 +76,11 @@ def detect_files(raw_dir: Path) -> dict[str, dict[str, str]]:
 
 
 def _format(path: Path) -> str | None:
-    """The export format of ``path``, or None. ``detect.detect_format`` does not yet know the
-    ncu CSV header with NVTX columns between "Host Name" and "Kernel Name" (``ncu --nvtx``),
-    so a CSV it refuses is offered to the ncu reader itself."""
-    from generators.readers import detect, ncu_csv
+    """The export format of ``path`` (from its content), or None when it is no profiler export."""
+    from generators.readers import detect
 
     try:
         return detect.detect_format(path)
-    except UserError:
-        if not path.name.endswith((".csv", ".csv.gz")):
-            return None
-    try:
-        return ncu_csv.read(path).format
     except UserError:
         return None
 

@@ -28,7 +28,8 @@ from generators.readers.sources import check_file, compression, peek
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 _NSYS_STATS = re.compile(r'^"?Time ?\(%\)"?,.*Total Time.*Instances', re.M)
-_NCU = re.compile(r'^"ID","Process ID","Process Name","Host Name","Kernel Name"', re.M)
+# NVTX-filtered exports put their NVTX columns between "Host Name" and "Kernel Name"
+_NCU = re.compile(r'^"ID","Process ID","Process Name","Host Name",(?:"[^"\n]*",)*?"Kernel Name"', re.M)
 _NCU_DETAILS = ('"Section Name"', '"Metric Name"', '"Metric Value"')
 
 TIMELINE_READERS = {tl.KINETO: "generators.readers.kineto", tl.NSYS_SQLITE: "generators.readers.nsys_sqlite"}
