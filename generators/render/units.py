@@ -15,7 +15,7 @@ from generators.render.i18n import N_, Translator
 @dataclass(frozen=True)
 class DisplayUnit:
     scale: float  # display value = base value * scale
-    digits: int  # fraction digits shown (at most; trailing zeros dropped)
+    digits: int  # fraction digits shown, always that many: a table column reads 6.0, 6.3, 8.0
     label: str | None  # catalog message with a {value} placeholder; None: bare number
 
 
@@ -23,7 +23,7 @@ UNITS: dict[str, DisplayUnit] = {
     "count": DisplayUnit(1, 0, None),
     "tflop_per_s": DisplayUnit(1e-12, 1, N_("{value} TFLOP/s")),
     "flop_per_byte": DisplayUnit(1, 1, N_("{value} FLOP/byte")),
-    "tb_per_s": DisplayUnit(1e-12, 3, N_("{value} TB/s")),
+    "tb_per_s": DisplayUnit(1e-12, 2, N_("{value} TB/s")),
     "gb_per_s": DisplayUnit(1e-9, 0, N_("{value} GB/s")),
     "gb": DisplayUnit(1, 0, N_("{value} GB")),
     "mib": DisplayUnit(2**-20, 0, N_("{value} MiB")),
@@ -38,7 +38,7 @@ def number(value: float, unit: str, tr: Translator) -> str:
     if unit == "percent":
         return tr.percent(value)
     u = UNITS[unit]
-    return tr.number(value * u.scale, u.digits)
+    return tr.fixed(value * u.scale, u.digits)
 
 
 def show(q: Quantity, tr: Translator) -> str:
