@@ -24,20 +24,11 @@ import msgspec
 
 from generators.errors import UserError
 from generators.readers.run_meta import SCHEMA as META_SCHEMA
-from generators.readers.run_meta import decode
+from generators.readers.run_meta import GpuInfo, decode
 
 META_FILE, NCU_RUN_FILE, TIMING_FILE = "meta.json", "ncu_run.json", "timing.json"
 
 Scalar = str | int | float | bool | None
-
-
-class Gpu(msgspec.Struct, frozen=True):
-    name: str
-    sm_count: int | None = None
-    total_memory_bytes: int | None = None
-    l2_bytes: int | None = None
-    compute_capability: str | None = None
-    nvidia_smi: dict[str, str] = {}
 
 
 class NcuRun(msgspec.Struct, frozen=True):
@@ -49,10 +40,12 @@ class NcuRun(msgspec.Struct, frozen=True):
 
 
 class Meta(msgspec.Struct, frozen=True):
+    """A decode capture's ``meta.json``, stricter than ``run_meta.MetaFile``: the report shows
+    its model and workload as tables, so they must be flat."""
     schema: str
     kind: str
     date: str
-    gpu: Gpu
+    gpu: GpuInfo
     software: dict[str, Scalar] = {}
     model: dict[str, Scalar] = {}
     workload: dict[str, Scalar | list[Scalar]] = {}

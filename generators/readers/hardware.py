@@ -39,6 +39,7 @@ from typing import Literal
 import msgspec
 
 from generators.errors import UserError
+from generators.readers import typed_file
 
 SCHEMA = "profsite.hardware/1"
 
@@ -169,14 +170,7 @@ def _value(spec: Spec, scale: float) -> Value:
 def read(path: str | os.PathLike[str]) -> GpuSpec:
     """Load and validate one hardware file; a problem is one ``UserError`` naming the field."""
     path = Path(path)
-    try:
-        doc = msgspec.yaml.decode(path.read_bytes(), type=HardwareFile)
-    except FileNotFoundError:
-        raise UserError(path, "file not found") from None
-    except msgspec.ValidationError as exc:
-        raise UserError(path, str(exc)) from None
-    except msgspec.DecodeError as exc:  # YAML syntax
-        raise UserError(path, f"not valid YAML: {exc}") from None
+    doc = typed_file.decode(path, HardwareFile, yaml=True)
     _check(path, doc)
     if doc.sm_count.value is not None and doc.sm_count.value != int(doc.sm_count.value):
         raise UserError(path, "sm_count.value: must be a whole number")

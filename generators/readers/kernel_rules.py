@@ -28,6 +28,7 @@ from typing import Literal
 import msgspec
 
 from generators.errors import UserError
+from generators.readers import typed_file
 
 SCHEMA = "profsite.kernel-rules/1"
 #: The default rules file, relative to the data folder.
@@ -105,14 +106,7 @@ def _rule(path: Path, i: int, entry: RuleEntry) -> Rule:
 def read(path: str | os.PathLike[str]) -> KernelRules:
     """Load and validate the rules file."""
     path = Path(path)
-    try:
-        doc = msgspec.yaml.decode(path.read_bytes(), type=RulesFile)
-    except FileNotFoundError:
-        raise UserError(path, "file not found") from None
-    except msgspec.ValidationError as exc:
-        raise UserError(path, str(exc)) from None
-    except msgspec.DecodeError as exc:
-        raise UserError(path, f"not valid YAML: {exc}") from None
+    doc = typed_file.decode(path, RulesFile, yaml=True)
     if doc.schema != SCHEMA:
         raise UserError(path, f"schema is {doc.schema!r}, expected {SCHEMA!r}")
     if not doc.rules:

@@ -43,6 +43,7 @@ from typing import Literal
 import msgspec
 
 from generators.errors import UserError
+from generators.readers import typed_file
 
 SCHEMA = "profsite.report/1"
 FILE_NAME = "report.yml"
@@ -116,14 +117,7 @@ def _check(path: Path, doc: ReportConfig) -> None:
 
 def read(path: str | os.PathLike[str]) -> ReportConfig:
     path = Path(path)
-    try:
-        doc = msgspec.yaml.decode(path.read_bytes(), type=ReportConfig)
-    except FileNotFoundError:
-        raise UserError(path, "file not found") from None
-    except msgspec.ValidationError as exc:
-        raise UserError(path, str(exc)) from None
-    except msgspec.DecodeError as exc:
-        raise UserError(path, f"not valid YAML: {exc}") from None
+    doc = typed_file.decode(path, ReportConfig, yaml=True)
     _check(path, doc)
     return doc
 

@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from generators.errors import UserError
+from generators.readers import typed_file
 
 SCHEMA = "profsite.run-meta/1"
 FILE_NAME = "meta.json"
@@ -25,6 +26,8 @@ class GpuInfo(msgspec.Struct, frozen=True):
     sm_count: int | None = None
     total_memory_bytes: int | None = None
     l2_bytes: int | None = None
+    compute_capability: str | None = None
+    nvidia_smi: dict[str, str] = {}  # the query fields as nvidia-smi printed them
 
 
 class MetaFile(msgspec.Struct, frozen=True):
@@ -45,15 +48,8 @@ class RunMeta:
 
 
 def decode(path: Path, kind: type) -> Any:
-    """``path`` decoded as JSON into ``kind``; a problem is one UserError naming the field."""
-    try:
-        return msgspec.json.decode(path.read_bytes(), type=kind)
-    except FileNotFoundError:
-        raise UserError(path, "file not found") from None
-    except msgspec.ValidationError as exc:
-        raise UserError(path, str(exc)) from None
-    except msgspec.DecodeError as exc:
-        raise UserError(path, f"not valid JSON: {exc}") from None
+    """``path`` decoded as JSON into ``kind`` (see ``readers.typed_file``)."""
+    return typed_file.decode(path, kind)
 
 
 def read(path: Path) -> RunMeta:
