@@ -5,6 +5,7 @@ relative to the repository root (CI has the same layout).
 """
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,19 @@ def fixtures_dir() -> Path:
     if not path.is_dir():
         pytest.fail(f"shared fixtures not found at {path}")
     return path
+
+
+@pytest.fixture(scope="session")
+def details_path(fixtures_dir) -> Path:
+    """The real Nsight Compute details-page CSV fixture."""
+    return fixtures_dir / "ncu" / "copy_blocked_details.csv"
+
+
+@pytest.fixture(scope="session")
+def details_rows(details_path) -> list[dict]:
+    """Its metric rows, read with the csv module only (the tests' independent view)."""
+    with details_path.open(newline="") as f:
+        return [r for r in csv.DictReader(f) if r["Metric Name"]]
 
 
 # Site tests (issue 2): a real site built once per session; see tests/site_fixtures.py.

@@ -2,7 +2,6 @@
 gives exit code 2, exactly one line on stderr and nothing on stdout."""
 from __future__ import annotations
 
-import csv
 import json
 import subprocess
 import sys
@@ -12,17 +11,6 @@ import pytest
 
 from generators.cli import main
 from tests.derived_ncu import derived_raw
-
-
-@pytest.fixture(scope="module")
-def details_path(fixtures_dir):
-    return fixtures_dir / "ncu" / "copy_blocked_details.csv"
-
-
-@pytest.fixture(scope="module")
-def details_rows(details_path):
-    with details_path.open(newline="") as f:
-        return [r for r in csv.DictReader(f) if r["Metric Name"]]
 
 
 def run(capsys, *argv):

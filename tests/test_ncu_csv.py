@@ -9,7 +9,6 @@ when the project has them.
 """
 from __future__ import annotations
 
-import csv
 import gzip
 from pathlib import Path
 
@@ -25,19 +24,6 @@ from tests.derived_ncu import NVTX_COL, derived_raw, plain
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL_RAW = sorted(ROOT.glob("data/**/ncu_*raw*.csv*"))
-
-
-@pytest.fixture(scope="module")
-def details_path(fixtures_dir):
-    return fixtures_dir / "ncu" / "copy_blocked_details.csv"
-
-
-@pytest.fixture(scope="module")
-def details_rows(details_path):
-    """The fixture's metric rows, read with the csv module only."""
-    with details_path.open(newline="") as f:
-        rows = list(csv.DictReader(f))
-    return [r for r in rows if r["Metric Name"]]
 
 
 def test_details_page_values_match_the_file(details_path, details_rows):

@@ -24,7 +24,8 @@ import msgspec
 
 from generators.errors import UserError
 from generators.readers.run_meta import SCHEMA as META_SCHEMA
-from generators.readers.run_meta import GpuInfo, decode
+from generators.readers.run_meta import GpuInfo
+from generators.readers.typed_file import decode
 
 META_FILE, NCU_RUN_FILE, TIMING_FILE = "meta.json", "ncu_run.json", "timing.json"
 

@@ -22,7 +22,8 @@ import msgspec
 
 from generators.errors import UserError
 from generators.readers import run_meta
-from generators.readers.run_meta import GpuInfo, decode
+from generators.readers.run_meta import GpuInfo
+from generators.readers.typed_file import decode
 
 SCHEMA = "profsite.peaks/1"
 FILE_NAME = "peaks.json"

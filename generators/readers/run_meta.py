@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
@@ -47,13 +46,8 @@ class RunMeta:
     gpu: GpuInfo
 
 
-def decode(path: Path, kind: type) -> Any:
-    """``path`` decoded as JSON into ``kind`` (see ``readers.typed_file``)."""
-    return typed_file.decode(path, kind)
-
-
 def read(path: Path) -> RunMeta:
-    doc = decode(path, MetaFile)
+    doc = typed_file.decode(path, MetaFile)
     if doc.schema != SCHEMA:
         raise UserError(path, f"schema is {doc.schema!r}, expected {SCHEMA!r}")
     return RunMeta(report=path.parent.parent.name, version=path.parent.name, path=str(path),

@@ -21,7 +21,7 @@ from pathlib import Path
 import msgspec
 
 from generators.errors import UserError
-from generators.readers.run_meta import decode
+from generators.readers.typed_file import decode
 
 SCHEMA = "profsite.sweep/1"
 FILE_NAME = "results.json"
