@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.installed
 # The capture runs on the GPU machine's own python3 (torch + standard library only).
 CAPTURE_PYTHON ?= python3
 
-.PHONY: build test serve messages bench capture capture-smoke chromium clean venv
+.PHONY: lint build test serve messages bench capture capture-smoke chromium clean venv
 
 venv: $(STAMP)
 
@@ -42,8 +42,13 @@ chromium:
 	  echo "installing chromium with apt"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
-test: $(STAMP) chromium
+test: $(STAMP) chromium lint
 	$(BIN)/python -m pytest -q
+
+# ruff: lint and format check (`$(BIN)/ruff format .` fixes the format).
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 bench: $(STAMP)
 	$(BIN)/python -m bench

@@ -6,6 +6,7 @@ report and returns at least ``{"name": str, "ok": bool}`` (plus its numbers), th
 ``"bench.<name>"`` to ``BENCHMARKS`` below. Big inputs go under ``bench/.work/``
 (git-ignored), made when missing.
 """
+
 from __future__ import annotations
 
 import importlib

@@ -16,6 +16,7 @@ harder case for exact parsing. It is written under ``bench/.work/`` when missing
 The command's output is checked against the source fixture: kernel count and total
 time must be exactly copies x the source's, summed here with ``json`` and ``Decimal``.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -32,8 +33,9 @@ from pathlib import Path
 from bench.make_trace import make
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCE = (ROOT.parent / "shared" / "fixtures" / "kineto"
-          / "ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz")
+SOURCE = (
+    ROOT.parent / "shared" / "fixtures" / "kineto" / "ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
+)
 WORK = ROOT / "bench" / ".work"
 TARGET_BYTES = 400 * 10**6
 TARGET_RATIO = 2.0
@@ -111,8 +113,10 @@ def run(repeats: int = 5) -> dict:
         doc = json.loads(out_path.read_text())
         count, total = _expected(trace)
         if (doc["kernel_count"], doc["total_ns"]) != (count, total):
-            raise RuntimeError(f"summary says {doc['kernel_count']} kernels / {doc['total_ns']} ns, "
-                               f"the source fixture x copies says {count} / {total}")
+            raise RuntimeError(
+                f"summary says {doc['kernel_count']} kernels / {doc['total_ns']} ns, "
+                f"the source fixture x copies says {count} / {total}"
+            )
         base, mine, maxrss, tree = [], [], 0, 0
         for _ in range(repeats):
             base.append(_run(gunzip, null)[0])
@@ -124,24 +128,40 @@ def run(repeats: int = 5) -> dict:
         range_wall, range_rss, _ = _run(range_cmd, null)
     b, o = statistics.median(base), statistics.median(mine)
     ratio = o / b
-    size = int(subprocess.run(f"gzip -dc '{trace}' | wc -c", shell=True, capture_output=True,
-                              text=True, check=True).stdout)
+    size = int(
+        subprocess.run(f"gzip -dc '{trace}' | wc -c", shell=True, capture_output=True, text=True, check=True).stdout
+    )
     fmt = lambda xs: ", ".join(f"{x:.2f}" for x in xs)  # noqa: E731
     ok = ratio <= TARGET_RATIO and max(maxrss, tree) <= TARGET_RSS_BYTES
-    print(f"Kineto kernel summary: {trace.relative_to(ROOT)}, {size / 1e6:,.0f} MB JSON "
-          f"({trace.stat().st_size / 1e6:,.0f} MB gzip), {count:,} kernels; {os.cpu_count()} CPUs, "
-          f"median of {repeats} interleaved runs")
+    print(
+        f"Kineto kernel summary: {trace.relative_to(ROOT)}, {size / 1e6:,.0f} MB JSON "
+        f"({trace.stat().st_size / 1e6:,.0f} MB gzip), {count:,} kernels; {os.cpu_count()} CPUs, "
+        f"median of {repeats} interleaved runs"
+    )
     print(f"  gzip -dc > /dev/null:                {b:6.2f} s  ({fmt(base)})")
     print(f"  python -m generators kernels --json: {o:6.2f} s  ({fmt(mine)})")
     print(f"  ratio {ratio:.2f}x (target <= {TARGET_RATIO}x)")
-    print(f"  peak RSS: largest process {maxrss / 2**20:,.0f} MiB, process tree (sampled) "
-          f"{tree / 2**20:,.0f} MiB (target <= 1 GB = {TARGET_RSS_BYTES / 2**20:,.0f} MiB)")
+    print(
+        f"  peak RSS: largest process {maxrss / 2**20:,.0f} MiB, process tree (sampled) "
+        f"{tree / 2**20:,.0f} MiB (target <= 1 GB = {TARGET_RSS_BYTES / 2**20:,.0f} MiB)"
+    )
     print(f"  {'OK' if ok else 'OVER TARGET'}")
-    print(f"  for information: --range '## backward ##' (whole timeline, pandas tables): "
-          f"{range_wall:.2f} s, peak RSS {range_rss / 2**20:,.0f} MiB")
-    return {"name": "kineto-summary", "ratio": ratio, "target": TARGET_RATIO, "ok": ok,
-            "baseline_s": base, "ours_s": mine, "max_rss_bytes": maxrss, "tree_rss_bytes": tree,
-            "range_s": range_wall, "range_rss_bytes": range_rss}
+    print(
+        f"  for information: --range '## backward ##' (whole timeline, pandas tables): "
+        f"{range_wall:.2f} s, peak RSS {range_rss / 2**20:,.0f} MiB"
+    )
+    return {
+        "name": "kineto-summary",
+        "ratio": ratio,
+        "target": TARGET_RATIO,
+        "ok": ok,
+        "baseline_s": base,
+        "ours_s": mine,
+        "max_rss_bytes": maxrss,
+        "tree_rss_bytes": tree,
+        "range_s": range_wall,
+        "range_rss_bytes": range_rss,
+    }
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ copies of the trace's span), ``correlation`` and flow ``id`` (offset per copy), 
 that kernels still match their launch calls. Arithmetic is done on the decimal
 text, never through floats, so nanosecond decimals survive.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -33,8 +34,11 @@ def make(source: Path, target: Path, target_bytes: int) -> None:
     head, events, tail = _events_text(raw)
     doc = json.loads(raw)
     ts = [Decimal(str(e["ts"])) for e in doc["traceEvents"] if isinstance(e.get("ts"), (int, float))]
-    ends = [Decimal(str(e["ts"])) + Decimal(str(e.get("dur", 0))) for e in doc["traceEvents"]
-            if isinstance(e.get("ts"), (int, float))]
+    ends = [
+        Decimal(str(e["ts"])) + Decimal(str(e.get("dur", 0)))
+        for e in doc["traceEvents"]
+        if isinstance(e.get("ts"), (int, float))
+    ]
     span_us = (max(ends) - min(ts)).to_integral_value() + 1000  # 1 ms gap between copies
     max_id = max(int(m.group(2)) for m in _CORR.finditer(events)) + 1
     copies = max(1, round(target_bytes / len(events)))
@@ -45,10 +49,10 @@ def make(source: Path, target: Path, target_bytes: int) -> None:
             shift, offset = span_us * k, max_id * k
 
             def shift_ts(m: re.Match[bytes]) -> bytes:  # decimal text in, decimal text out
-                return b'"ts": ' + str(Decimal(m.group(1).decode()) + shift).encode()
+                return b'"ts": ' + str(Decimal(m.group(1).decode()) + shift).encode()  # noqa: B023
 
             chunk = _TS.sub(shift_ts, events) if k else events
-            chunk = _CORR.sub(lambda m: m.group(1) + str(int(m.group(2)) + offset).encode(), chunk) if k else chunk
+            chunk = _CORR.sub(lambda m: m.group(1) + str(int(m.group(2)) + offset).encode(), chunk) if k else chunk  # noqa: B023
             out.write(b"\n" if k == 0 else b",\n")
             out.write(chunk)
         out.write(b"\n" + tail)

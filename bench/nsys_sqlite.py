@@ -9,6 +9,7 @@ offset per copy, so that every kernel still matches its launch call and every ra
 its kernels. It is written under ``bench/.work/`` (git-ignored) and reused while the
 source and the number of copies are unchanged.
 """
+
 from __future__ import annotations
 
 import os
@@ -58,18 +59,23 @@ def make(source: Path, target: Path, copies: int) -> None:
         con.execute("ATTACH DATABASE ? AS src", (f"file:{source}?mode=ro",))
         lo, hi = con.execute(
             "SELECT min(start), max(end) FROM (SELECT start, end FROM src.CUPTI_ACTIVITY_KIND_RUNTIME "
-            "UNION ALL SELECT start, end FROM src.CUPTI_ACTIVITY_KIND_KERNEL)").fetchone()
+            "UNION ALL SELECT start, end FROM src.CUPTI_ACTIVITY_KIND_KERNEL)"
+        ).fetchone()
         span = hi - lo + 1_000_000  # 1 ms gap between copies
         max_corr = con.execute("SELECT max(correlationId) FROM src.CUPTI_ACTIVITY_KIND_RUNTIME").fetchone()[0] + 1
         con.execute("CREATE TEMP TABLE copies (k INTEGER PRIMARY KEY)")
         con.executemany("INSERT INTO copies VALUES (?)", [(k,) for k in range(1, copies)])
         for table, (times, ids) in _REPLICATE.items():
             cols = [row[1] for row in con.execute(f"PRAGMA src.table_info({table})")]
-            exprs = [f"t.{c} + c.k * {span}" if c in times else f"t.{c} + c.k * {max_corr}" if c in ids
-                     else f"t.{c}" for c in cols]
+            exprs = [
+                f"t.{c} + c.k * {span}" if c in times else f"t.{c} + c.k * {max_corr}" if c in ids else f"t.{c}"
+                for c in cols
+            ]
             where = " WHERE t.eventType IN (59, 60)" if table == "NVTX_EVENTS" else ""
-            con.execute(f"INSERT INTO main.{table} ({', '.join(cols)}) "
-                        f"SELECT {', '.join(exprs)} FROM src.{table} AS t, copies AS c{where}")
+            con.execute(
+                f"INSERT INTO main.{table} ({', '.join(cols)}) "
+                f"SELECT {', '.join(exprs)} FROM src.{table} AS t, copies AS c{where}"
+            )
         con.commit()
     finally:
         con.close()
@@ -98,8 +104,10 @@ def _baseline_cmd(export: Path) -> tuple[list[str], str]:
     """The bare sqlite3 CLI when installed, else Python's sqlite3 module (same library)."""
     if shutil.which("sqlite3"):
         return ["sqlite3", "-readonly", "-json", str(export)], BASELINE_SQL
-    code = ("import json, sqlite3, sys; c = sqlite3.connect(f'file:{sys.argv[1]}?mode=ro', uri=True); "
-            "print(json.dumps(c.execute(sys.stdin.read()).fetchall()))")
+    code = (
+        "import json, sqlite3, sys; c = sqlite3.connect(f'file:{sys.argv[1]}?mode=ro', uri=True); "
+        "print(json.dumps(c.execute(sys.stdin.read()).fetchall()))"
+    )
     return [sys.executable, "-c", code, str(export)], BASELINE_SQL
 
 
@@ -134,17 +142,29 @@ def run(repeats: int = 5) -> dict:
     with sqlite3.connect(f"file:{export}?mode=ro", uri=True) as con:
         kernels = con.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
     fmt = lambda xs: ", ".join(f"{x:.2f}" for x in xs)  # noqa: E731
-    print(f"nsys SQLite kernel summary: {kernels:,} kernels, {export.stat().st_size / 1e6:,.0f} MB "
-          f"({export.relative_to(ROOT)}), {os.cpu_count()} CPUs, median of {repeats} interleaved runs")
+    print(
+        f"nsys SQLite kernel summary: {kernels:,} kernels, {export.stat().st_size / 1e6:,.0f} MB "
+        f"({export.relative_to(ROOT)}), {os.cpu_count()} CPUs, median of {repeats} interleaved runs"
+    )
     print(f"  {'bare ' + Path(base_cmd[0]).name + ' GROUP BY:':37} {b:6.2f} s  ({fmt(base)})")
     print(f"  {'python -m generators kernels --json:':37} {o:6.2f} s  ({fmt(ours)})")
     verdict = "OK" if ratio <= TARGET_RATIO else "OVER TARGET"
     print(f"  ratio {ratio:.2f}x (target <= {TARGET_RATIO}x): {verdict}")
     threads = _in_process(export)
-    print("  for information, summarize() in one process: "
-          + ", ".join(f"{w} thread(s) {t:.2f} s" for w, t in threads.items()))
-    return {"name": "nsys-sqlite-summary", "ratio": ratio, "target": TARGET_RATIO, "ok": ratio <= TARGET_RATIO,
-            "baseline_s": base, "ours_s": ours, "kernels": kernels, "in_process_s": threads}
+    print(
+        "  for information, summarize() in one process: "
+        + ", ".join(f"{w} thread(s) {t:.2f} s" for w, t in threads.items())
+    )
+    return {
+        "name": "nsys-sqlite-summary",
+        "ratio": ratio,
+        "target": TARGET_RATIO,
+        "ok": ratio <= TARGET_RATIO,
+        "baseline_s": base,
+        "ours_s": ours,
+        "kernels": kernels,
+        "in_process_s": threads,
+    }
 
 
 def _in_process(export: Path) -> dict[int, float]:

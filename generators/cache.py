@@ -18,6 +18,7 @@ temporary file first and are renamed into place, so a build interrupted half-way
 Pickle is used because results hold pandas tables and figure bytes; the files are written
 and read only by this project, on this machine.
 """
+
 from __future__ import annotations
 
 import ast

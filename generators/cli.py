@@ -4,6 +4,7 @@ Each command lives in its own module and is imported only when used, so that
 ``--help`` is quick and a missing optional dependency affects only its command.
 A ``UserError`` becomes one line on stderr and exit code 2.
 """
+
 from __future__ import annotations
 
 import argparse

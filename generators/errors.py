@@ -5,6 +5,7 @@ Anything a user can cause (a bad file, a missing table, an unknown option) raise
 ``error: <path>: <what is wrong>``, and a non-zero exit. Everything else is a bug
 and keeps its traceback.
 """
+
 from __future__ import annotations
 
 import os

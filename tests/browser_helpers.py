@@ -3,6 +3,7 @@ Chromium driven headless by Playwright, and pages that record every problem they
 
 ``make test`` installs Chromium with apt when it is missing; without it the tests skip.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -15,8 +16,13 @@ from pathlib import Path
 import pytest
 
 CHROMIUM = Path("/usr/bin/chromium")
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--no-first-run"]
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
 needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium (make chromium)")
 
 
@@ -60,10 +66,21 @@ def recording_page(browser, base_url: str):
     page.problems = []
     page.on("console", lambda m: m.type == "error" and page.problems.append(f"console: {m.text}"))
     page.on("pageerror", lambda e: page.problems.append(f"page error: {e}"))
-    page.on("requestfailed", lambda r: r.failure != "net::ERR_ABORTED"  # aborted by leaving the page
-            and page.problems.append(f"failed: {r.url} {r.failure}"))
-    page.on("request", lambda r: r.url.startswith(("http", "ws")) and not r.url.startswith(base_url)
-            and page.problems.append(f"outside request: {r.url}"))
+    page.on(
+        "requestfailed",
+        lambda r: (
+            r.failure != "net::ERR_ABORTED"  # aborted by leaving the page
+            and page.problems.append(f"failed: {r.url} {r.failure}")
+        ),
+    )
+    page.on(
+        "request",
+        lambda r: (
+            r.url.startswith(("http", "ws"))
+            and not r.url.startswith(base_url)
+            and page.problems.append(f"outside request: {r.url}")
+        ),
+    )
 
     def on_dialog(dialog) -> None:
         page.problems.append(f"dialog ({dialog.type}): {dialog.message}")
@@ -87,4 +104,5 @@ def inline_svg_sizes(page) -> list[tuple[int, int]]:
     """(width, height) of every ``<svg>`` drawn in the article (icons excluded)."""
     return page.eval_on_selector_all(
         "article svg:not(.md-icon svg):not(a svg)",
-        "svgs => svgs.map(s => { const r = s.getBoundingClientRect(); return [r.width, r.height]; })")
+        "svgs => svgs.map(s => { const r = s.getBoundingClientRect(); return [r.width, r.height]; })",
+    )

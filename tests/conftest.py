@@ -3,6 +3,7 @@
 The real profiler exports live outside the repository, in ``../shared/fixtures``
 relative to the repository root (CI has the same layout).
 """
+
 from __future__ import annotations
 
 import csv

@@ -4,6 +4,7 @@ Plain ``json`` (with ``Decimal`` for exact microseconds), ``csv`` and ``yaml``: 
 ``generators`` is used here, so the tests compare the report against a second computation.
 Results are cached per process (several test modules use them).
 """
+
 from __future__ import annotations
 
 import csv
@@ -12,7 +13,7 @@ import io
 import json
 import lzma
 from decimal import Decimal
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import yaml
@@ -23,24 +24,46 @@ DATA = REPORT / "v1"
 HARDWARE = ROOT / "data" / "hardware" / "h100-sxm.yml"
 
 # ncu's auto-scaled units (SI prefixes; Nsight Compute's "Kbyte" is 1000 bytes)
-UNIT = {"": 1, "%": 1, "inst/cycle": 1, "cycle": 1, "inst": 1, "byte": 1, "Kbyte": 1e3, "Mbyte": 1e6,
-        "Gbyte": 1e9, "Tbyte": 1e12, "ns": 1, "us": 1e3, "ms": 1e6, "hz": 1, "Khz": 1e3, "Mhz": 1e6,
-        "Ghz": 1e9, "byte/s": 1, "Kbyte/s": 1e3, "Mbyte/s": 1e6, "Gbyte/s": 1e9, "Tbyte/s": 1e12}
+UNIT = {
+    "": 1,
+    "%": 1,
+    "inst/cycle": 1,
+    "cycle": 1,
+    "inst": 1,
+    "byte": 1,
+    "Kbyte": 1e3,
+    "Mbyte": 1e6,
+    "Gbyte": 1e9,
+    "Tbyte": 1e12,
+    "ns": 1,
+    "us": 1e3,
+    "ms": 1e6,
+    "hz": 1,
+    "Khz": 1e3,
+    "Mhz": 1e6,
+    "Ghz": 1e9,
+    "byte/s": 1,
+    "Kbyte/s": 1e3,
+    "Mbyte/s": 1e6,
+    "Gbyte/s": 1e9,
+    "Tbyte/s": 1e12,
+}
 
 
-@lru_cache(maxsize=None)
+@cache
 def events(variant: str) -> list[dict]:
     with lzma.open(DATA / f"trace_{variant}.json.xz") as fh:
         return json.load(fh, parse_float=Decimal)["traceEvents"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def decode_kernels(variant: str) -> tuple[tuple[str, int, Decimal], ...]:
     """(name, dur_ns, launch ts µs) of every kernel whose launching runtime call started inside
     a ``decode`` user annotation (µs read as Decimal: x 1000 is exact)."""
     trace = events(variant)
-    windows = [(e["ts"], e["ts"] + e["dur"]) for e in trace
-               if e.get("cat") == "user_annotation" and e.get("name") == "decode"]
+    windows = [
+        (e["ts"], e["ts"] + e["dur"]) for e in trace if e.get("cat") == "user_annotation" and e.get("name") == "decode"
+    ]
     launch = {}
     for e in trace:
         if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {}):
@@ -55,13 +78,16 @@ def decode_kernels(variant: str) -> tuple[tuple[str, int, Decimal], ...]:
     return tuple(out)
 
 
-@lru_cache(maxsize=None)
+@cache
 def op_windows(variant: str, names: tuple[str, ...]) -> tuple[tuple[Decimal, Decimal], ...]:
-    return tuple((e["ts"], e["ts"] + e["dur"]) for e in events(variant)
-                 if e.get("ph") == "X" and e.get("name") in names and e.get("cat") in ("cpu_op", "user_annotation"))
+    return tuple(
+        (e["ts"], e["ts"] + e["dur"])
+        for e in events(variant)
+        if e.get("ph") == "X" and e.get("name") in names and e.get("cat") in ("cpu_op", "user_annotation")
+    )
 
 
-@lru_cache(maxsize=None)
+@cache
 def ncu_rows(variant: str) -> tuple[dict, ...]:
     """Every profiled kernel of the raw page: metric -> value in base units (floats), plus the
     identification columns as text."""
@@ -103,12 +129,12 @@ def dram_bytes(row: dict) -> float:
     return row["dram__bytes_read.sum"] + row["dram__bytes_write.sum"]
 
 
-@lru_cache(maxsize=None)
+@cache
 def config() -> dict:
     return yaml.safe_load((REPORT / "report.yml").read_text(encoding="utf-8"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def hardware() -> dict:
     return yaml.safe_load(HARDWARE.read_text(encoding="utf-8"))
 
@@ -125,8 +151,10 @@ def classify(row: dict) -> str:
     dtype = max(per, key=per.get) if total > 0 else config()["classification"]["default_dtype"]
     intensity = total / dram_bytes(row) if total > 0 else 0.0
     roof = "memory" if intensity < ridge(dtype) else "compute"
-    gap = (row["sm__throughput.avg.pct_of_peak_sustained_elapsed"]
-           - row["gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"])
+    gap = (
+        row["sm__throughput.avg.pct_of_peak_sustained_elapsed"]
+        - row["gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"]
+    )
     margin = config()["classification"]["throughput_margin_pct"]
     throughput = "compute" if gap > margin else "memory" if gap < -margin else "neither"
     return roof if roof == throughput else "balanced"

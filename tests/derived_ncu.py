@@ -6,19 +6,34 @@ quoted) and rewrites some columns in the auto-scaled units ncu prints (``msecond
 ``Ghz``, ``Kbyte``, ``Mbyte``) with exact decimal arithmetic. Its first line says it is
 derived; none of it is presented as ncu output.
 """
+
 from __future__ import annotations
 
 import csv
 import io
 from decimal import Decimal
 
-ID_COLS = ["ID", "Process ID", "Process Name", "Host Name", "Kernel Name", "Context", "Stream",
-           "Block Size", "Grid Size", "Device", "CC"]
+ID_COLS = [
+    "ID",
+    "Process ID",
+    "Process Name",
+    "Host Name",
+    "Kernel Name",
+    "Context",
+    "Stream",
+    "Block Size",
+    "Grid Size",
+    "Device",
+    "CC",
+]
 NVTX_COL = "thread Domain:Push/Pop_Range:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg"
 # label -> (unit ncu would auto-scale to, SI factor from the base unit written in the fixture)
-SCALED = {"Duration": ("msecond", Decimal(10) ** 6), "DRAM Frequency": ("Ghz", Decimal(10) ** 9),
-          "Shared Memory Configuration Size": ("Kbyte", Decimal(10) ** 3),
-          "Maximum Buffer Size": ("Mbyte", Decimal(10) ** 6)}
+SCALED = {
+    "Duration": ("msecond", Decimal(10) ** 6),
+    "DRAM Frequency": ("Ghz", Decimal(10) ** 9),
+    "Shared Memory Configuration Size": ("Kbyte", Decimal(10) ** 3),
+    "Maximum Buffer Size": ("Mbyte", Decimal(10) ** 6),
+}
 
 
 def plain(text: str) -> float | None:
@@ -35,7 +50,7 @@ def derived_raw(details_rows, scaled=SCALED, units_row=True, nvtx=True) -> str:
     if nvtx:
         header.append(NVTX_COL)
         units.append("")
-        values.append('<default domain>:derived-test-range:none:none:none:none:none:none')
+        values.append("<default domain>:derived-test-range:none:none:none:none:none:none")
     for r in details_rows:
         label = f"{r['Section Name']}: {r['Metric Name']}"  # labels repeat across sections
         value, unit = r["Metric Value"], r["Metric Unit"]

@@ -12,6 +12,7 @@ escaping test (tests/test_report_escaping.py) from the real files under ``data/`
 Everything else is byte-for-byte the project's data. Names are replaced as whole JSON
 strings (``"name"``) and whole CSV fields, so no other text of the files changes.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -65,11 +66,12 @@ def _replace_json_string(text: str, old: str, new: str) -> tuple[str, int]:
 def _label(trace_text: str, note: str) -> str:
     """The trace with a top-level key saying it is a derived test input."""
     brace = trace_text.index("{")
-    return trace_text[:brace + 1] + f"\n  \"profsiteDerivedTestInput\": {json.dumps(note)}," + trace_text[brace + 1:]
+    return trace_text[: brace + 1] + f'\n  "profsiteDerivedTestInput": {json.dumps(note)},' + trace_text[brace + 1 :]
 
 
-def derive_decode_capture(capture: Path, trace: str, ncu: list[str], *, range_name: str = "decode",
-                          suffix: str = HOSTILE) -> tuple[str, str]:
+def derive_decode_capture(
+    capture: Path, trace: str, ncu: list[str], *, range_name: str = "decode", suffix: str = HOSTILE
+) -> tuple[str, str]:
     """Rename, in place under ``capture`` (a copied ``data/reports/<id>/<version>/``), the top
     kernel of ``range_name`` in the xz Kineto trace ``trace`` and the gzip ncu CSVs ``ncu``.
     Returns (old name, new name)."""
@@ -79,8 +81,11 @@ def derive_decode_capture(capture: Path, trace: str, ncu: list[str], *, range_na
     text, count = _replace_json_string(raw.decode("utf-8"), old, new)
     if not count:
         raise ValueError(f"{trace}: {old!r} not found as a JSON string")
-    text = _label(text, f"DERIVED TEST INPUT, not a capture: the top {range_name} kernel {old!r} "
-                        f"renamed to {new!r} by tests/derived_trace.py")
+    text = _label(
+        text,
+        f"DERIVED TEST INPUT, not a capture: the top {range_name} kernel {old!r} "
+        f"renamed to {new!r} by tests/derived_trace.py",
+    )
     # preset 0: a few seconds for ~70 MB instead of a minute; readers do not care
     (capture / trace).write_bytes(lzma.compress(text.encode("utf-8"), preset=0))
     for name in ncu:

@@ -4,6 +4,7 @@ Loaded from ``tests/conftest.py``. The site is built with the project's own comm
 (``python -m generators build-site``) in a subprocess, into a temporary folder, with an
 empty cache of its own, so the session exercises the generators end to end.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -34,8 +35,9 @@ class Build:
         return (self.site / url_path / "index.html").read_text(encoding="utf-8")
 
 
-def build_site(tmp: Path, *, data_dir: Path | None = None, cache: Path | None = None,
-               site: Path | None = None) -> Build:
+def build_site(
+    tmp: Path, *, data_dir: Path | None = None, cache: Path | None = None, site: Path | None = None
+) -> Build:
     """Run ``python -m generators build-site`` from the repository root."""
     site = site or tmp / "site"
     cache = cache or tmp / "cache"
@@ -44,18 +46,32 @@ def build_site(tmp: Path, *, data_dir: Path | None = None, cache: Path | None = 
     if data_dir is not None:
         env["PROFSITE_DATA_DIR"] = str(data_dir)
     start = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "generators", "build-site", "--site-dir", str(site),
-                           "--log-file", str(log)], cwd=REPO_ROOT, env=env, capture_output=True,
-                          text=True, timeout=300)
-    return Build(site=site, cache=cache, log=log.read_text(encoding="utf-8") if log.exists() else "",
-                 stdout=proc.stdout, stderr=proc.stderr, returncode=proc.returncode,
-                 seconds=time.monotonic() - start)
+    proc = subprocess.run(
+        [sys.executable, "-m", "generators", "build-site", "--site-dir", str(site), "--log-file", str(log)],
+        cwd=REPO_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    return Build(
+        site=site,
+        cache=cache,
+        log=log.read_text(encoding="utf-8") if log.exists() else "",
+        stdout=proc.stdout,
+        stderr=proc.stderr,
+        returncode=proc.returncode,
+        seconds=time.monotonic() - start,
+    )
 
 
 def tree_digest(root: Path) -> dict[str, str]:
     """Relative path -> sha256 of every file under ``root``."""
-    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture(scope="session")

@@ -3,6 +3,7 @@
 Expected values are computed here from the files with json / plain SQL, not from the
 program under test.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -33,8 +34,11 @@ def training(fixtures_dir):
 
 def expected_kineto(doc, name: str, same_thread: bool) -> tuple[int, int]:
     """(kernel count, total ns) by the rule's plain definition, straight from the events."""
-    windows = [(e["pid"], e["tid"], ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in doc["traceEvents"]
-               if e.get("cat") in ("user_annotation", "cpu_op") and e["name"] == name]
+    windows = [
+        (e["pid"], e["tid"], ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]))
+        for e in doc["traceEvents"]
+        if e.get("cat") in ("user_annotation", "cpu_op") and e["name"] == name
+    ]
     calls = {}
     for e in doc["traceEvents"]:
         if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {}):
@@ -64,8 +68,9 @@ def test_autograd_thread_kernels_count_only_under_the_launch_time_rule(training)
     same = in_range(tl.kernels, tl.ranges, BACKWARD, same_thread=True).sum()
     main_tid = {e["tid"] for e in doc["traceEvents"] if e.get("name") == BACKWARD}
     assert len(main_tid) == 1
-    from_other_threads = (in_range(tl.kernels, tl.ranges, BACKWARD)
-                          & (tl.kernels["launch_tid"] != next(iter(main_tid))).to_numpy()).sum()
+    from_other_threads = (
+        in_range(tl.kernels, tl.ranges, BACKWARD) & (tl.kernels["launch_tid"] != next(iter(main_tid))).to_numpy()
+    ).sum()
     assert default > 1000 and same < default / 50
     assert from_other_threads == default - same
 
@@ -89,7 +94,8 @@ def _tables(ranges, launches):
 def test_windows_are_a_union_bounds_inclusive_and_unknown_launches_excluded():
     k, r = _tables(
         [("R", 100, 200, 1, 1), ("R", 150, 300, 1, 1), ("R", 120, 130, 1, 1), ("other", 0, 1000, 1, 1)],
-        [(1, 1, 100), (1, 1, 300), (1, 1, 301), (1, 2, 160), (2, 1, 160), (1, 1, None), (1, 1, 99)])
+        [(1, 1, 100), (1, 1, 300), (1, 1, 301), (1, 2, 160), (2, 1, 160), (1, 1, None), (1, 1, 99)],
+    )
     assert in_range(k, r, "R").tolist() == [True, True, False, True, False, False, False]
     assert in_range(k, r, "R", same_thread=True).tolist() == [True, True, False, False, False, False, False]
     assert not in_range(k, r, "missing").any()
@@ -104,14 +110,17 @@ def expected_nsys(path, name: str) -> tuple[int, int]:
     """NVIDIA's projection in plain SQL: kernel -> runtime call (correlationId, globalPid),
     call start inside a range of that name in the same process."""
     with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
-        return con.execute("""
+        return con.execute(
+            """
             SELECT count(*), coalesce(sum(k.end - k.start), 0) FROM CUPTI_ACTIVITY_KIND_KERNEL AS k
             JOIN CUPTI_ACTIVITY_KIND_RUNTIME AS r ON r.correlationId = k.correlationId
                  AND (r.globalTid & 0xFFFFFFFFFF000000) = k.globalPid
             WHERE EXISTS (SELECT 1 FROM NVTX_EVENTS AS n LEFT JOIN StringIds AS s ON s.id = n.textId
                           WHERE coalesce(n.text, s.value) = ? AND n.eventType IN (59, 60)
                             AND (n.globalTid & 0xFFFFFFFFFF000000) = k.globalPid
-                            AND r.start BETWEEN n.start AND n.end)""", (name,)).fetchone()
+                            AND r.start BETWEEN n.start AND n.end)""",
+            (name,),
+        ).fetchone()
 
 
 def test_same_rule_on_an_nsys_timeline(fixtures_dir):

@@ -7,6 +7,7 @@ Report pages (issue 5) are found in the built site - every page under ``reports/
 report is covered without editing this file; the pages that ``mkdocs.yml``'s nav or
 ``docs/en/reports/`` promise must be in the site.
 """
+
 from __future__ import annotations
 
 import posixpath
@@ -18,8 +19,7 @@ import yaml
 
 from generators.checks.parity import read_page
 from generators.site.nav import _Loader as MkdocsYamlLoader
-from tests.browser_helpers import (chromium, inline_svg_sizes, load_all_images, needs_chromium,
-                                   recording_page, serve)
+from tests.browser_helpers import chromium, inline_svg_sizes, load_all_images, needs_chromium, recording_page, serve
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 REPORTS = "reports/"
@@ -93,6 +93,7 @@ def test_every_page_loads_without_errors(page, base_url, built_site):
 
 # --- report pages (issue 5) -------------------------------------------------------------------
 
+
 def _url_of(doc: str) -> str:
     """The URL path of a page source: ``reports/x/v1.md`` -> ``reports/x/v1/`` (use_directory_urls)."""
     stem = doc.removesuffix(".md")
@@ -115,8 +116,7 @@ def _nav_pages(nav) -> list[str]:
 def promised_report_urls() -> dict[str, str]:
     """URL path -> where it is promised, for every report page of mkdocs.yml's nav and docs/en/."""
     config = yaml.load((REPO_ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=MkdocsYamlLoader)
-    promised = {_url_of(doc): "mkdocs.yml nav" for doc in _nav_pages(config.get("nav"))
-                if doc.startswith(REPORTS)}
+    promised = {_url_of(doc): "mkdocs.yml nav" for doc in _nav_pages(config.get("nav")) if doc.startswith(REPORTS)}
     docs_en = REPO_ROOT / "docs" / "en"
     for md in sorted((docs_en / "reports").rglob("*.md")):
         promised.setdefault(_url_of(md.relative_to(docs_en).as_posix()), f"docs/en/{md.relative_to(docs_en)}")
@@ -168,10 +168,16 @@ def missing_report_pages(site: Path, promised: dict[str, str]) -> list[str]:
     """Report pages promised (nav, docs/en/reports/, the rendered navigation) but not built."""
     built = dict(built_report_pages(site))
     missing = [f"{url} (from {where})" for url, where in promised.items() if url not in built]
-    missing += [f"{url} (linked from the site's navigation)" for url in sorted(_nav_links_into_reports(site))
-                if not (site / url / "index.html").is_file()]
-    missing += [f"{zh or '(no zh link)'} (the Chinese page of {en})" for en, zh in built.items()
-                if not zh or not (site / zh / "index.html").is_file()]
+    missing += [
+        f"{url} (linked from the site's navigation)"
+        for url in sorted(_nav_links_into_reports(site))
+        if not (site / url / "index.html").is_file()
+    ]
+    missing += [
+        f"{zh or '(no zh link)'} (the Chinese page of {en})"
+        for en, zh in built.items()
+        if not zh or not (site / zh / "index.html").is_file()
+    ]
     return missing
 
 
@@ -185,14 +191,17 @@ def test_every_report_page_the_nav_promises_is_in_the_site(built_site):
 def test_a_promised_report_page_that_was_not_built_is_reported(tmp_path):
     site = tmp_path / "site"
     nav = '<nav><a class="md-nav__link" href="reports/b/v1/">B</a></nav>'
-    pages = {"index.html": f'<html lang="en">{nav}</html>',
-             "reports/a/v1/index.html": '<html lang="en"><a href="./" hreflang="en" class="md-select__link"></a>'
-                                        '<a href="../../../zh/reports/a/v1/" hreflang="zh" class="md-select__link"></a></html>'}
+    pages = {
+        "index.html": f'<html lang="en">{nav}</html>',
+        "reports/a/v1/index.html": '<html lang="en"><a href="./" hreflang="en" class="md-select__link"></a>'
+        '<a href="../../../zh/reports/a/v1/" hreflang="zh" class="md-select__link"></a></html>',
+    }
     for name, html in pages.items():
         (site / name).parent.mkdir(parents=True, exist_ok=True)
         (site / name).write_text(html, encoding="utf-8")
-    assert missing_report_pages(site, {"reports/a/v1/": "docs/en/reports/a/v1.md",
-                                       "reports/c/v1/": "mkdocs.yml nav"}) == [
+    assert missing_report_pages(
+        site, {"reports/a/v1/": "docs/en/reports/a/v1.md", "reports/c/v1/": "mkdocs.yml nav"}
+    ) == [
         "reports/c/v1/ (from mkdocs.yml nav)",
         "reports/b/v1/ (linked from the site's navigation)",
         "zh/reports/a/v1/ (the Chinese page of reports/a/v1/)",
@@ -203,8 +212,10 @@ def test_a_promised_report_page_that_was_not_built_is_reported(tmp_path):
 def report_pages(built_site) -> list[tuple[str, str]]:
     pages = built_report_pages(built_site.site)
     if not pages:
-        pytest.skip("no report pages yet: nothing under reports/ in the built site, and none promised "
-                    "(test_every_report_page_the_nav_promises_is_in_the_site checks that)")
+        pytest.skip(
+            "no report pages yet: nothing under reports/ in the built site, and none promised "
+            "(test_every_report_page_the_nav_promises_is_in_the_site checks that)"
+        )
     return pages
 
 
@@ -221,8 +232,12 @@ def _render_problems(page, base_url: str, path: str, lang: str) -> tuple[list[st
     wrong += [f"image did not load: {src}" for src, width in images if width <= 0]
     wrong += [f"inline SVG drawn at {w}x{h}" for w, h in inline_svg_sizes(page) if w <= 0 or h <= 0]
     wrong += page.problems
-    counts = {"images": len(images), "tables": page.locator("article table").count(),
-              "figures": page.locator("article figure").count(), "sections": page.locator("article h2").count()}
+    counts = {
+        "images": len(images),
+        "tables": page.locator("article table").count(),
+        "figures": page.locator("article figure").count(),
+        "sections": page.locator("article h2").count(),
+    }
     return [f"/{path}: {w}" for w in wrong], counts
 
 

@@ -1,5 +1,6 @@
 """The capture tooling: its CPU smoke mode round-trips through the project's own readers,
 and the shipped sample data is a real GPU capture within the size budget."""
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,13 @@ DATA = ROOT / "data"
 @pytest.fixture(scope="module")
 def smoke(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("capture")
-    proc = subprocess.run([sys.executable, "-m", "generators.capture", "all", "--out", str(out), "--smoke"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "generators.capture", "all", "--out", str(out), "--smoke"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return out / "reports"
 
@@ -82,18 +88,26 @@ def test_smoke_peaks_read_back(smoke):
     assert {m.dtype for m in run.matmul} == {"fp32", "bf16"}
     for m in run.matmul:
         assert m.flop_per_s == pytest.approx(2 * m.m * m.n * m.k / m.median_s)
-    assert run.memory[0].bytes_moved == 2 * json.loads(
-        (_one(smoke, "peaks") / "peaks.json").read_text())["memory"][0]["buffer_bytes"]
+    assert (
+        run.memory[0].bytes_moved
+        == 2 * json.loads((_one(smoke, "peaks") / "peaks.json").read_text())["memory"][0]["buffer_bytes"]
+    )
 
 
 def test_capture_without_a_gpu_says_so():
-    proc = subprocess.run([sys.executable, "-m", "generators.capture", "peaks", "--out", "/nonexistent"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "generators.capture", "peaks", "--out", "/nonexistent"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode != 0
     assert proc.stderr.strip().splitlines()[-1].startswith("error: no CUDA GPU")
 
 
 # ------------------------------------------------------------------ the shipped sample data
+
 
 def test_sample_data_is_a_real_h100_capture():
     metas = [run_meta.read(p) for p in run_meta.find(DATA / "reports")]
@@ -123,8 +137,11 @@ def test_sample_trace_kernel_time_matches_a_direct_sum():
     decode = next(e for e in events if e.get("cat") == "user_annotation" and e["name"] == "decode")
     lo, hi = decode["ts"], decode["ts"] + decode["dur"]
     # kernels are launched through the runtime (cudaLaunchKernel) or the driver (cuLaunchKernel)
-    launches = {e["args"]["correlation"]: e["ts"] for e in events
-                if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {})}
+    launches = {
+        e["args"]["correlation"]: e["ts"]
+        for e in events
+        if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {})
+    }
     kernels = [e for e in events if e.get("cat") == "kernel"]
     assert all(e["args"]["correlation"] in launches for e in kernels)
     expected = sum(e["dur"] for e in kernels if lo <= launches[e["args"]["correlation"]] <= hi)

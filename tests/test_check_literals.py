@@ -3,6 +3,7 @@
 The check runs over the project's own ``docs/``; the tests that it can fail plant numbers in
 tmp copies of the real pages, and the rule for numbers and names is pinned case by case.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -76,71 +77,94 @@ def test_a_number_in_a_table_row_of_a_real_page_is_reported_on_its_line(docs):
 
 
 def test_the_same_numbers_marked_or_injected_pass(docs, capsys):
-    _insert_after_heading(docs / "en" / "hardware.md",
-                          'Captured with PyTorch {{ lit("2.13") }} on the {{ lit("RTX 5090") }} in '
-                          '{{ lit("2026") }}: {{ value("hardware", "gpu_count") }} GPUs.')
+    _insert_after_heading(
+        docs / "en" / "hardware.md",
+        'Captured with PyTorch {{ lit("2.13") }} on the {{ lit("RTX 5090") }} in '
+        '{{ lit("2026") }}: {{ value("hardware", "gpu_count") }} GPUs.',
+    )
     assert main(["check-literals", str(docs)]) == 0, capsys.readouterr().err
 
 
-@pytest.mark.parametrize("prose, found", [
-    ("Memory throughput is 34.62 %.", ["34.62"]),
-    ("durations span 2–170 µs", ["2", "170"]),
-    ("the top-10 kernels", ["10"]),
-    ("a 2.7B model, 80GB card, 5µs kernels, 3rd rank, 10-20 runs", ["2.7B", "80GB", "5µs", "3rd", "10-20"]),
-    ("共3次，占 45/35/20 %", ["3", "45/35/20"]),
-    ("full-width ３４．６２％", ["３４．６２"]),  # found folded, reported as written
-    ("1,234.5 FLOP/byte", ["1,234.5"]),
-    ("H100, H200, sm90, sm_90a, bf16, fp8, FP8-E4M3, L2, x86-64, v1.2, A100-SXM4", []),
-    ("GB/s, FLOP/s, µs, cuBLAS, nvjet_tst, E4M3", []),
-])
+@pytest.mark.parametrize(
+    "prose, found",
+    [
+        ("Memory throughput is 34.62 %.", ["34.62"]),
+        ("durations span 2–170 µs", ["2", "170"]),
+        ("the top-10 kernels", ["10"]),
+        ("a 2.7B model, 80GB card, 5µs kernels, 3rd rank, 10-20 runs", ["2.7B", "80GB", "5µs", "3rd", "10-20"]),
+        ("共3次，占 45/35/20 %", ["3", "45/35/20"]),
+        ("full-width ３４．６２％", ["３４．６２"]),  # found folded, reported as written
+        ("1,234.5 FLOP/byte", ["1,234.5"]),
+        ("H100, H200, sm90, sm_90a, bf16, fp8, FP8-E4M3, L2, x86-64, v1.2, A100-SXM4", []),
+        ("GB/s, FLOP/s, µs, cuBLAS, nvjet_tst, E4M3", []),
+    ],
+)
 def test_what_is_a_number_and_what_is_a_name(prose, found):
     assert [text for _, text in _strays(prose + "\n")] == found
 
 
-@pytest.mark.parametrize("source", [
-    '{{ value("hardware", "ridge.h100-sxm.bf16") }} and {{ unit("x.y", top=10) }}\n',
-    '{{ lit("Llama 2 7B") }} in {{ lit("2026") }}\n',
-    "{# a note with 3 numbers: 4, 5 #}\n{% if 6 > 7 %}x{% endif %}\n",
-    "`--launch-count 1` and ``x = 2``\n",
-    "```\nncu --set full -c 8\n```\n",
-    "~~~sh\nnsys profile -d 30\n~~~\n",
-    "Text.\n\n    indented code 42\n",
-    "<!-- TODO: 27.35 -> 34.62 -->\n",
-    'Inline <!-- 99 --> comment and <span data-n="12" class="c3">tag</span>.\n',
-    "[the whitepaper](https://example.org/v2/2022.pdf \"whitepaper\") and <https://x.org/12>\n",
-    "see https://arxiv.org/abs/2205.14135 and www.example.org/4\n",
-    '![alt](figures/fig-2.svg)\n',
-    "## Roofline { #roofline-2 .c9 }\n",
-    "A note[^1].\n\n[^1]: A footnote.\n",
-    "---\ntitle: Report 2\nversion: 3\n---\n# Report\n",
-    "[link][ref-1]\n\n[ref-1]: https://example.org/3\n",
-])
+@pytest.mark.parametrize(
+    "source",
+    [
+        '{{ value("hardware", "ridge.h100-sxm.bf16") }} and {{ unit("x.y", top=10) }}\n',
+        '{{ lit("Llama 2 7B") }} in {{ lit("2026") }}\n',
+        "{# a note with 3 numbers: 4, 5 #}\n{% if 6 > 7 %}x{% endif %}\n",
+        "`--launch-count 1` and ``x = 2``\n",
+        "```\nncu --set full -c 8\n```\n",
+        "~~~sh\nnsys profile -d 30\n~~~\n",
+        "Text.\n\n    indented code 42\n",
+        "<!-- TODO: 27.35 -> 34.62 -->\n",
+        'Inline <!-- 99 --> comment and <span data-n="12" class="c3">tag</span>.\n',
+        '[the whitepaper](https://example.org/v2/2022.pdf "whitepaper") and <https://x.org/12>\n',
+        "see https://arxiv.org/abs/2205.14135 and www.example.org/4\n",
+        "![alt](figures/fig-2.svg)\n",
+        "## Roofline { #roofline-2 .c9 }\n",
+        "A note[^1].\n\n[^1]: A footnote.\n",
+        "---\ntitle: Report 2\nversion: 3\n---\n# Report\n",
+        "[link][ref-1]\n\n[ref-1]: https://example.org/3\n",
+    ],
+)
 def test_what_is_not_prose_is_not_checked(source):
     assert _strays(source) == []
 
 
-@pytest.mark.parametrize("source, found", [
-    ("# Top 10 kernels\n", [(1, "10")]),
-    ("Text\n\n| a | b |\n|---|---|\n| x | 12 |\n", [(5, "12")]),
-    ('![Roofline of 7 GPUs](fig.svg "measured 3 times")\n', [(1, "7"), (1, "3")]),
-    ('[shown 4 times](#x "title 5")\n', [(1, "5"), (1, "4")]),
-    ('<figure markdown="span">\n  <img alt="alt 6" src="a.svg">\n  caption 7\n</figure>\n', [(2, "6"), (3, "7")]),
-    ("!!! note \"Note 8\"\n    Body 9.\n", [(1, "8"), (2, "9")]),
-    ("- item 1\n  continued 2\n\n    item paragraph 3\n", [(1, "1"), (2, "2"), (4, "3")]),
-    ("{{ 27.35 }} and {{ '34.62 %' }}\n", [(1, "27.35"), (1, "34.62")]),
-    ("{% raw %}{{ 55 }}{% endraw %}\n", [(1, "55")]),
-    ("a\n{{ value('a', 'b') }}\nthen 11\n", [(3, "11")]),
-    ("---\nrender_macros: false\n---\n{{ 12 }}\n", [(4, "12")]),
-])
+@pytest.mark.parametrize(
+    "source, found",
+    [
+        ("# Top 10 kernels\n", [(1, "10")]),
+        ("Text\n\n| a | b |\n|---|---|\n| x | 12 |\n", [(5, "12")]),
+        ('![Roofline of 7 GPUs](fig.svg "measured 3 times")\n', [(1, "7"), (1, "3")]),
+        ('[shown 4 times](#x "title 5")\n', [(1, "5"), (1, "4")]),
+        ('<figure markdown="span">\n  <img alt="alt 6" src="a.svg">\n  caption 7\n</figure>\n', [(2, "6"), (3, "7")]),
+        ('!!! note "Note 8"\n    Body 9.\n', [(1, "8"), (2, "9")]),
+        ("- item 1\n  continued 2\n\n    item paragraph 3\n", [(1, "1"), (2, "2"), (4, "3")]),
+        ("{{ 27.35 }} and {{ '34.62 %' }}\n", [(1, "27.35"), (1, "34.62")]),
+        ("{% raw %}{{ 55 }}{% endraw %}\n", [(1, "55")]),
+        ("a\n{{ value('a', 'b') }}\nthen 11\n", [(3, "11")]),
+        ("---\nrender_macros: false\n---\n{{ 12 }}\n", [(4, "12")]),
+    ],
+)
 def test_prose_is_checked_everywhere_a_reader_sees_it(source, found):
     assert _strays(source) == found
 
 
 def test_words_are_split_by_the_documented_rule():
-    got = [(w.text, w.is_number) for w in words(fold("x86-64 top-10 GPT-4 Llama-2-7B 共3次 1,234 a,5 sm90,sm100"))
-           if w.has_digit]
-    assert got == [("x86-64", False), ("10", True), ("4", True), ("2-7B", True), ("3", True),
-                   ("1,234", True), ("5", True), ("sm90", False), ("sm100", False)]
+    got = [
+        (w.text, w.is_number)
+        for w in words(fold("x86-64 top-10 GPT-4 Llama-2-7B 共3次 1,234 a,5 sm90,sm100"))
+        if w.has_digit
+    ]
+    assert got == [
+        ("x86-64", False),
+        ("10", True),
+        ("4", True),
+        ("2-7B", True),
+        ("3", True),
+        ("1,234", True),
+        ("5", True),
+        ("sm90", False),
+        ("sm100", False),
+    ]
 
 
 def test_bad_jinja_is_one_line_naming_file_and_line(tmp_path, capsys):
@@ -154,7 +178,9 @@ def test_bad_jinja_is_one_line_naming_file_and_line(tmp_path, capsys):
 def test_a_page_that_is_not_utf8_is_one_line(tmp_path, capsys):
     (tmp_path / "page.md").write_bytes(b"caf\xe9 3\n")
     assert main(["check-literals", str(tmp_path)]) == 2
-    assert capsys.readouterr().err == f"error: {tmp_path}/page.md: not UTF-8 text (invalid continuation byte at byte 3)\n"
+    assert (
+        capsys.readouterr().err == f"error: {tmp_path}/page.md: not UTF-8 text (invalid continuation byte at byte 3)\n"
+    )
 
 
 def test_a_missing_docs_folder_is_one_line(tmp_path, capsys):

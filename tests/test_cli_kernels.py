@@ -3,6 +3,7 @@
 Expected values are computed here from the fixture files (json + Decimal, plain SQL),
 never copied from the program's output.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -20,8 +21,13 @@ NS_TRACE = "ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
 
 
 def cli(repo_root, *args):
-    return subprocess.run([sys.executable, "-m", "generators", "kernels", *map(str, args)],
-                          cwd=repo_root, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "generators", "kernels", *map(str, args)],
+        cwd=repo_root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def ns(us) -> int:
@@ -114,8 +120,10 @@ def test_unknown_range_names_some_that_exist(repo_root, fixtures_dir):
 
 def test_range_on_a_stats_csv_is_refused(repo_root, tmp_path):
     path = tmp_path / "kern_sum.csv"
-    path.write_text("Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n"
-                    "60.0,600,3,200.0,200.0,100,300,100.0,k1\n40.0,400,1,400.0,400.0,400,400,0.0,k2\n")
+    path.write_text(
+        "Time (%),Total Time (ns),Instances,Avg (ns),Med (ns),Min (ns),Max (ns),StdDev (ns),Name\n"
+        "60.0,600,3,200.0,200.0,100,300,100.0,k1\n40.0,400,1,400.0,400.0,400,400,0.0,k2\n"
+    )
     assert json.loads(cli(repo_root, path, "--json").stdout)["total_ns"] == 1000
     assert "no ranges" in one_line_error(cli(repo_root, path, "--range", "Loop"), path)
 
@@ -134,10 +142,12 @@ def _broken(tmp_path, fixtures_dir):
         "truncated json": text[: len(text) // 2],
         "gzip of garbage": gzip.compress(b"\x00\x01garbage" * 100),
         "json array": b'[{"ph": "X"}]',
-        "ts not a number": json.dumps({"traceEvents": [
-            {"ph": "X", "cat": "kernel", "name": "k", "ts": "soon", "dur": 1, "args": {}}]}).encode(),
-        "kernel without dur": json.dumps({"traceEvents": [
-            {"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "args": {}}]}).encode(),
+        "ts not a number": json.dumps(
+            {"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": "soon", "dur": 1, "args": {}}]}
+        ).encode(),
+        "kernel without dur": json.dumps(
+            {"traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "ts": 1, "args": {}}]}
+        ).encode(),
     }
     paths = {}
     for name, data in files.items():
@@ -148,9 +158,21 @@ def _broken(tmp_path, fixtures_dir):
     return paths
 
 
-BAD = ["truncated gzip", "empty", "not json", "json without traceEvents", "utf-16", "random bytes",
-       "truncated json", "gzip of garbage", "json array", "ts not a number", "kernel without dur",
-       "directory", "missing file"]
+BAD = [
+    "truncated gzip",
+    "empty",
+    "not json",
+    "json without traceEvents",
+    "utf-16",
+    "random bytes",
+    "truncated json",
+    "gzip of garbage",
+    "json array",
+    "ts not a number",
+    "kernel without dur",
+    "directory",
+    "missing file",
+]
 
 
 @pytest.mark.parametrize("case", BAD)

@@ -1,5 +1,6 @@
 """``python -m generators ncu``: JSON and tables from the real details fixture; bad input
 gives exit code 2, exactly one line on stderr and nothing on stdout."""
+
 from __future__ import annotations
 
 import json
@@ -7,7 +8,6 @@ import subprocess
 import sys
 
 import numpy as np
-import pytest
 
 from generators.cli import main
 from tests.derived_ncu import derived_raw
@@ -20,8 +20,12 @@ def run(capsys, *argv):
 
 
 def test_json_end_to_end(details_path, details_rows, repo_root):
-    proc = subprocess.run([sys.executable, "-m", "generators", "ncu", str(details_path), "--json"],
-                          capture_output=True, text=True, cwd=repo_root)
+    proc = subprocess.run(
+        [sys.executable, "-m", "generators", "ncu", str(details_path), "--json"],
+        capture_output=True,
+        text=True,
+        cwd=repo_root,
+    )
     assert (proc.returncode, proc.stderr) == (0, "")
     doc = json.loads(proc.stdout)
     assert doc["source"] == {"path": str(details_path), "format": "ncu-details-csv"}
@@ -63,8 +67,10 @@ def test_terminal_table(details_path, capsys):
     code, out, err = run(capsys, details_path)
     assert (code, err) == (0, "")
     assert "1 profiled kernel(s)" in out
-    assert any(line.startswith("Duration") and "21,058,944" in line and line.rstrip().endswith("ns")
-               for line in out.splitlines())
+    assert any(
+        line.startswith("Duration") and "21,058,944" in line and line.rstrip().endswith("ns")
+        for line in out.splitlines()
+    )
 
 
 def _bad_inputs(details_path, details_rows, tmp_path):
@@ -93,8 +99,9 @@ def test_bad_input_one_line(details_path, details_rows, tmp_path, capsys):
 def test_bad_input_subprocess(tmp_path, repo_root):
     path = tmp_path / "random.csv"
     path.write_bytes(np.random.default_rng(3).bytes(999))
-    proc = subprocess.run([sys.executable, "-m", "generators", "ncu", str(path), "--json"],
-                          capture_output=True, text=True, cwd=repo_root)
+    proc = subprocess.run(
+        [sys.executable, "-m", "generators", "ncu", str(path), "--json"], capture_output=True, text=True, cwd=repo_root
+    )
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr.startswith(f"error: {path}: ") and proc.stderr.count("\n") == 1
 
@@ -107,6 +114,7 @@ def test_nvtx_filtered_exports_are_detected_by_content(repo_root):
     folder = next((repo_root / "data" / "reports").glob("decode-h100*/v*"))
     raw = folder / "ncu_fused_raw.csv.gz"
     import gzip
+
     header = gzip.open(raw, "rt").readline()
     assert '"Host Name","thread Domain' in header  # the NVTX column really is there
     assert detect.detect_format(raw) == timeline.NCU_RAW_CSV

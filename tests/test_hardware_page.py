@@ -1,4 +1,5 @@
 """The hardware reference page, checked against numbers recomputed here from the YAML files."""
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,9 @@ def text_of(html: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", main)).replace("&amp;", "&")
 
 
-@pytest.mark.parametrize("gpu_id, dtype", [("h100-sxm", "bf16"), ("a100-sxm-80gb", "bf16"),
-                                           ("b200", "fp8"), ("rtx-5090", "fp4")])
+@pytest.mark.parametrize(
+    "gpu_id, dtype", [("h100-sxm", "bf16"), ("a100-sxm-80gb", "bf16"), ("b200", "fp8"), ("rtx-5090", "fp4")]
+)
 def test_ridge_point_recomputed_from_yaml_is_on_both_pages(built_site, gpu_id, dtype):
     doc = spec(gpu_id)
     ridge = doc["peaks"][dtype]["dense_tflop_s"] * 1e12 / (doc["memory_bandwidth_gb_s"]["value"] * 1e9)
@@ -98,7 +100,7 @@ def test_measured_peaks_appear_beside_the_spec(built_site):
     copy = run["memory"][0]["bytes_per_s"]
     doc = spec("h100-sxm")
     peak, bandwidth = doc["peaks"]["bf16"]["dense_tflop_s"] * 1e12, doc["memory_bandwidth_gb_s"]["value"] * 1e9
-    row = (f"{bf16 / 1e12:,.1f} {peak / 1e12:,.1f} {100 * bf16 / peak:.1f}% {bf16 / copy:,.1f}")
+    row = f"{bf16 / 1e12:,.1f} {peak / 1e12:,.1f} {100 * bf16 / peak:.1f}% {bf16 / copy:,.1f}"
     en = text_of(built_site.html("hardware/"))
     zh = text_of(built_site.html("zh/hardware/"))
     assert f"BF16 matmul (TFLOP/s) {row}" in en
@@ -113,10 +115,12 @@ def test_a_run_on_an_unknown_gpu_is_an_error(tmp_path):
     shutil.copytree(DATA / "hardware", data / "hardware")
     run = data / "reports" / "peaks-mystery" / "v1"
     run.mkdir(parents=True)
-    (run / "peaks.json").write_text(json.dumps({"schema": "profsite.peaks/1", "matmul": [], "memory": [],
-                                                "gpu": {"name": "NVIDIA Mystery 1"}}))
+    (run / "peaks.json").write_text(
+        json.dumps({"schema": "profsite.peaks/1", "matmul": [], "memory": [], "gpu": {"name": "NVIDIA Mystery 1"}})
+    )
     build = build_site(tmp_path, data_dir=data)
     assert build.returncode == 2
     assert build.stderr.strip().splitlines() == [
         f"error: {run / 'peaks.json'}: GPU 'NVIDIA Mystery 1' is not in the device_names of any "
-        "hardware file; add it to the matching data/hardware/*.yml"]
+        "hardware file; add it to the matching data/hardware/*.yml"
+    ]

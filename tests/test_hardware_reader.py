@@ -1,4 +1,5 @@
 """The hardware reference files: the required GPUs, sourced values, typed one-line errors."""
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,14 @@ def test_base_units_at_the_reader(gpus):
 
 def test_every_value_has_a_dated_source_or_a_note(gpus):
     for gpu in gpus.values():
-        values = [gpu.sm_count, gpu.memory_capacity_gb, gpu.memory_bandwidth_bytes_per_s, gpu.l2_bytes,
-                  gpu.nvlink_bytes_per_s, *gpu.peaks.values()]
+        values = [
+            gpu.sm_count,
+            gpu.memory_capacity_gb,
+            gpu.memory_bandwidth_bytes_per_s,
+            gpu.l2_bytes,
+            gpu.nvlink_bytes_per_s,
+            *gpu.peaks.values(),
+        ]
         for v in values:
             source = getattr(v, "source", None)
             if getattr(v, "value", 1) is None:
@@ -69,19 +76,31 @@ def _write(tmp_path: Path, text: str) -> Path:
 H100_TEXT = (HARDWARE / "h100-sxm.yml").read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("edit, message", [
-    (lambda t: t.replace("schema: profsite.hardware/1", "schema: profsite.hardware/9"),
-     "schema is 'profsite.hardware/9', expected 'profsite.hardware/1'"),
-    (lambda t: t.replace("short_name: H100 SXM\n", ""), "Object missing required field `short_name`"),
-    (lambda t: t.replace("{value: 132, source: whitepaper}", "{value: 132.5, source: whitepaper}"),
-     "sm_count.value: must be a whole number"),
-    (lambda t: t.replace("bf16: {dense_tflop_s: 989.4", "bf16: {dense_tflop_s: -1"), "peaks.bf16: must be positive"),
-    (lambda t: t.replace("fp8: {", "fp9: {"), "Invalid enum value 'fp9' - at `key` in `$.peaks`"),
-    (lambda t: t.replace('date: "2022-03"', 'date: "March 2022"'), "sources[0].date: 'March 2022' is not"),
-    (lambda t: t.replace("memory_gb: {value: 80, source: datasheet}", "memory_gb: {value: null}"),
-     "memory_gb: a missing value needs a note saying why"),
-    (lambda t: t + "colour: green\n", "Object contains unknown field `colour`"),
-])
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (
+            lambda t: t.replace("schema: profsite.hardware/1", "schema: profsite.hardware/9"),
+            "schema is 'profsite.hardware/9', expected 'profsite.hardware/1'",
+        ),
+        (lambda t: t.replace("short_name: H100 SXM\n", ""), "Object missing required field `short_name`"),
+        (
+            lambda t: t.replace("{value: 132, source: whitepaper}", "{value: 132.5, source: whitepaper}"),
+            "sm_count.value: must be a whole number",
+        ),
+        (
+            lambda t: t.replace("bf16: {dense_tflop_s: 989.4", "bf16: {dense_tflop_s: -1"),
+            "peaks.bf16: must be positive",
+        ),
+        (lambda t: t.replace("fp8: {", "fp9: {"), "Invalid enum value 'fp9' - at `key` in `$.peaks`"),
+        (lambda t: t.replace('date: "2022-03"', 'date: "March 2022"'), "sources[0].date: 'March 2022' is not"),
+        (
+            lambda t: t.replace("memory_gb: {value: 80, source: datasheet}", "memory_gb: {value: null}"),
+            "memory_gb: a missing value needs a note saying why",
+        ),
+        (lambda t: t + "colour: green\n", "Object contains unknown field `colour`"),
+    ],
+)
 def test_malformed_file_is_one_user_error_naming_file_and_field(tmp_path, edit, message):
     path = _write(tmp_path, edit(H100_TEXT))
     with pytest.raises(UserError) as err:
@@ -111,9 +130,16 @@ COPY = {"name": "d2d_copy", "bytes_moved": 2, "reps": 1, "median_s": 1.0, "bytes
 
 
 def test_measured_run_takes_the_gpu_from_meta_json_and_matches_by_device_name(tmp_path, gpus):
-    path = _run(tmp_path, {"schema": "profsite.peaks/1", "matmul": [MATMUL], "memory": [COPY]},
-                {"schema": "profsite.run-meta/1", "kind": "peaks", "date": "2026-01-02T00:00:00+00:00",
-                 "gpu": {"name": "NVIDIA H100 80GB HBM3", "sm_count": 132, "l2_bytes": 52428800}})
+    path = _run(
+        tmp_path,
+        {"schema": "profsite.peaks/1", "matmul": [MATMUL], "memory": [COPY]},
+        {
+            "schema": "profsite.run-meta/1",
+            "kind": "peaks",
+            "date": "2026-01-02T00:00:00+00:00",
+            "gpu": {"name": "NVIDIA H100 80GB HBM3", "sm_count": 132, "l2_bytes": 52428800},
+        },
+    )
     run = peaks.read(path)
     assert (run.report, run.version, run.gpu.name) == ("peaks-x", "v2", "NVIDIA H100 80GB HBM3")
     assert peaks.find(tmp_path / "reports") == [path]

@@ -1,4 +1,5 @@
 """Every generated string is translated; a missing translation is an error, never English."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -26,8 +27,9 @@ def test_extraction_finds_code_and_mkdocs_titles():
 
 def test_committed_template_is_up_to_date():
     committed = {m.id for m in messages.read_template(ROOT) if m.id}
-    assert committed == {m.id for m in messages.extract(ROOT) if m.id}, \
+    assert committed == {m.id for m in messages.extract(ROOT) if m.id}, (
         "run `python -m generators messages update` and translate the new messages"
+    )
 
 
 def _catalog(tmp_path: Path, entries: dict[str, tuple[str, bool]]) -> Path:
@@ -47,8 +49,9 @@ def test_missing_translation_raises_naming_catalog_and_message(tmp_path):
     assert tr.gettext("GPU") == "GPU"
     with pytest.raises(UserError) as err:
         tr.gettext("Value")
-    assert err.value.line() == (f"error: {path}: no zh translation for message 'Value' "
-                                "(add it, then run `python -m generators messages check`)")
+    assert err.value.line() == (
+        f"error: {path}: no zh translation for message 'Value' (add it, then run `python -m generators messages check`)"
+    )
     with pytest.raises(UserError, match="no zh translation for message 'Nowhere'"):
         tr.gettext("Nowhere")
 
@@ -78,5 +81,7 @@ def test_messages_check_command_fails_with_one_line(tmp_path, capsys):
     _catalog(tmp_path / "locales", {"Old": ("旧", False)})
     assert main(["messages", "check", "--root", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["error: locales/zh_Hans/LC_MESSAGES/messages.po: 1 message(s) need a translation, "
-                   "first: untranslated: 'Brand new' (run `python -m generators messages update`, translate)"]
+    assert err == [
+        "error: locales/zh_Hans/LC_MESSAGES/messages.po: 1 message(s) need a translation, "
+        "first: untranslated: 'Brand new' (run `python -m generators messages update`, translate)"
+    ]

@@ -1,4 +1,5 @@
 """Numbers, percentages, units and dates are formatted for the page's locale (babel/CLDR)."""
+
 from __future__ import annotations
 
 from pathlib import Path

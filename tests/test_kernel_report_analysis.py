@@ -4,6 +4,7 @@ The report (``sections.kernel_profile``) is computed once; every check recompute
 from the trace (json), the Nsight Compute raw page (csv) or the YAML/JSON records
 (``tests/decode_trace.py``), never from the program's output.
 """
+
 from __future__ import annotations
 
 import bisect
@@ -96,8 +97,11 @@ def test_a_gemv_counts_its_padded_tensor_work():
     by the tensor pipe with the row padded to the 8-row instruction tile."""
     model = raw.meta()["model"]
     d = model["d_model"]
-    qkv = [r for r in raw.ncu_rows("fused") if r["Kernel Name"].startswith("nvjet")
-           and r["Grid Size"] == "(4, 15, 1)" and "splitK" not in r["Kernel Name"]]
+    qkv = [
+        r
+        for r in raw.ncu_rows("fused")
+        if r["Kernel Name"].startswith("nvjet") and r["Grid Size"] == "(4, 15, 1)" and "splitK" not in r["Kernel Name"]
+    ]
     assert qkv
     for row in qkv:
         assert raw.flops(row)["bf16"] == 2 * d * 3 * d * 8

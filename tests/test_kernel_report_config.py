@@ -1,4 +1,5 @@
 """report.yml: validated when loaded, every problem one line naming the file and the field."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -26,17 +27,20 @@ def test_the_real_config_loads():
     assert config.launch_bound_us == 5 and set(config.variants) == {"fused", "written"}
 
 
-@pytest.mark.parametrize("old, new, message", [
-    ("primary: fused", "primary: sdpa", r"primary: 'sdpa' is not one of the variants"),
-    ("top: 10", "top: 0", r"top: must be at least 1"),
-    ("kind: kernel-profile", "kind: sweep", r"kind"),
-    ("schema: profsite.report/1", "schema: profsite.report/2", r"schema is"),
-    ("launch_bound_us: 5", "launch_bound_us: -5", r"launch_bound_us: must be positive"),
-    ("  ridge_peaks: spec", "  ridge_peaks: guessed", r"ridge_peaks"),
-    ("range: decode", "range: decode\ncolour: red", r"colour"),
-    ("range: decode", "range: decode\nversion: latest", r"version: 'latest' is not of the form v1"),
-    ("    timeline: trace_fused.json.xz", "    timeline: 7", r"timeline"),
-])
+@pytest.mark.parametrize(
+    "old, new, message",
+    [
+        ("primary: fused", "primary: sdpa", r"primary: 'sdpa' is not one of the variants"),
+        ("top: 10", "top: 0", r"top: must be at least 1"),
+        ("kind: kernel-profile", "kind: sweep", r"kind"),
+        ("schema: profsite.report/1", "schema: profsite.report/2", r"schema is"),
+        ("launch_bound_us: 5", "launch_bound_us: -5", r"launch_bound_us: must be positive"),
+        ("  ridge_peaks: spec", "  ridge_peaks: guessed", r"ridge_peaks"),
+        ("range: decode", "range: decode\ncolour: red", r"colour"),
+        ("range: decode", "range: decode\nversion: latest", r"version: 'latest' is not of the form v1"),
+        ("    timeline: trace_fused.json.xz", "    timeline: 7", r"timeline"),
+    ],
+)
 def test_bad_config_is_one_line(tmp_path, old, new, message):
     text = REAL.read_text(encoding="utf-8")
     assert old in text

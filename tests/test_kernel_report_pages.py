@@ -1,4 +1,5 @@
 """The built H100 decode report pages, read as HTML in both languages (the session's build)."""
+
 from __future__ import annotations
 
 import html
@@ -11,10 +12,32 @@ from tests import decode_trace as raw
 
 EN, ZH = "reports/decode-h100-80gb-hbm3/", "zh/reports/decode-h100-80gb-hbm3/"
 SECTIONS = {
-    "en": ["Overview", "Setup", "Top kernels", "Observations", "Classification", "Longest single launches",
-           "Metric distributions", "Roofline", "Conclusions and recommendations", "Methodology", "Kernel names"],
-    "zh": ["概览", "实验环境", "耗时最多的内核", "观察", "分类", "单次启动耗时最长的内核", "指标分布", "Roofline 模型",
-           "结论与建议", "方法", "内核名称"],
+    "en": [
+        "Overview",
+        "Setup",
+        "Top kernels",
+        "Observations",
+        "Classification",
+        "Longest single launches",
+        "Metric distributions",
+        "Roofline",
+        "Conclusions and recommendations",
+        "Methodology",
+        "Kernel names",
+    ],
+    "zh": [
+        "概览",
+        "实验环境",
+        "耗时最多的内核",
+        "观察",
+        "分类",
+        "单次启动耗时最长的内核",
+        "指标分布",
+        "Roofline 模型",
+        "结论与建议",
+        "方法",
+        "内核名称",
+    ],
 }
 PAGES = {"en": EN, "zh": ZH}
 
@@ -110,9 +133,16 @@ def test_needs_review_lists_the_attention_kernel(built_site):
     from the csv), so the list must show them with their ncu IDs."""
     rows = [r for r in raw.ncu_rows("fused") if r["Kernel Name"].startswith("cudnn")]
     low = raw.config()["review"]["low_throughput_pct"]
-    flagged = [r for r in rows if raw.classify(r) == "balanced"
-               and max(r["sm__throughput.avg.pct_of_peak_sustained_elapsed"],
-                       r["gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"]) < low]
+    flagged = [
+        r
+        for r in rows
+        if raw.classify(r) == "balanced"
+        and max(
+            r["sm__throughput.avg.pct_of_peak_sustained_elapsed"],
+            r["gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"],
+        )
+        < low
+    ]
     assert flagged
     page = text_of(main(built_site.html(EN)))
     ids = ", ".join(str(int(r["ID"])) for r in flagged)

@@ -1,4 +1,5 @@
 """Kernel naming rules: the reader's checks, the names it gives, and coverage of every real trace."""
+
 from __future__ import annotations
 
 import re
@@ -35,14 +36,17 @@ def test_project_rules_load():
     assert {r.category for r in rules.rules} <= set(kernel_rules.CATEGORIES)
 
 
-@pytest.mark.parametrize("body, message", [
-    (GOOD_RULE.replace("'splitKreduce_kernel'", "'gemv(('"), r"rules\[0\]\.match: not a regular expression"),
-    (GOOD_RULE.replace("category: gemm", "category: matmul"), r"category"),
-    (GOOD_RULE.replace("({dtype})", "({tile})"), r"rules\[0\]\.name\.en: placeholder \{tile\}"),
-    (GOOD_RULE.replace('zh: "d"', 'zh: "a { b"'), r"rules\[0\]\.description\.zh"),
-    (GOOD_RULE.replace("    library: cuBLASLt\n", ""), r"library"),
-    (GOOD_RULE + "    colour: red\n", r"colour"),
-])
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        (GOOD_RULE.replace("'splitKreduce_kernel'", "'gemv(('"), r"rules\[0\]\.match: not a regular expression"),
+        (GOOD_RULE.replace("category: gemm", "category: matmul"), r"category"),
+        (GOOD_RULE.replace("({dtype})", "({tile})"), r"rules\[0\]\.name\.en: placeholder \{tile\}"),
+        (GOOD_RULE.replace('zh: "d"', 'zh: "a { b"'), r"rules\[0\]\.description\.zh"),
+        (GOOD_RULE.replace("    library: cuBLASLt\n", ""), r"library"),
+        (GOOD_RULE + "    colour: red\n", r"colour"),
+    ],
+)
 def test_bad_rules_are_one_line_errors_naming_the_rule(tmp_path, body, message):
     path = write(tmp_path, body)
     with pytest.raises(UserError) as err:
@@ -52,11 +56,14 @@ def test_bad_rules_are_one_line_errors_naming_the_rule(tmp_path, body, message):
     assert re.search(message, line), line
 
 
-@pytest.mark.parametrize("text, message", [
-    ("schema: profsite.kernel-rules/9\nrules:\n" + GOOD_RULE, "schema is"),
-    ("schema: profsite.kernel-rules/1\nrules: []\n", "rules: the list is empty"),
-    ("schema: profsite.kernel-rules/1\nrules: [\n", "not valid YAML"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("schema: profsite.kernel-rules/9\nrules:\n" + GOOD_RULE, "schema is"),
+        ("schema: profsite.kernel-rules/1\nrules: []\n", "rules: the list is empty"),
+        ("schema: profsite.kernel-rules/1\nrules: [\n", "not valid YAML"),
+    ],
+)
 def test_bad_files(tmp_path, text, message):
     path = tmp_path / "kernels.yml"
     path.write_text(text, encoding="utf-8")
@@ -70,10 +77,10 @@ def test_first_match_wins_and_templates_are_filled():
         "split": "nvjet_sm90_tst_64x8_64x16_4x1_v_bz_splitK_TNT",
         "plain": "nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT",
         "add": "void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::BFloat16>, "
-               "std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)",
+        "std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)",
         "scalar_add": "void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctorOnSelf_add<"
-                      "c10::BFloat16>, std::array<char*, 2ul> >(int, at::native::CUDAFunctorOnSelf_add<c10::BFloat16>,"
-                      " std::array<char*, 2ul>)",
+        "c10::BFloat16>, std::array<char*, 2ul> >(int, at::native::CUDAFunctorOnSelf_add<c10::BFloat16>,"
+        " std::array<char*, 2ul>)",
         "unknown": "void my::ns::frobnicate<float, 3>(float*, int)",
     }
     table = name_table(names.values(), rules).set_index("name")
@@ -87,31 +94,52 @@ def test_first_match_wins_and_templates_are_filled():
     assert (other["category"], other["rule"], other["library"]) == ("other", -1, "")
     assert other["name_en"] == other["name_zh"] == "frobnicate"
     # an empty {dtype} leaves no empty brackets behind, in either language
-    fill = name_table(["void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<bool>, "
-                       "std::array<char*, 1ul> >(int, at::native::FillFunctor<bool>, std::array<char*, 1ul>)"],
-                      rules).iloc[0]
+    fill = name_table(
+        [
+            "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<bool>, "
+            "std::array<char*, 1ul> >(int, at::native::FillFunctor<bool>, std::array<char*, 1ul>)"
+        ],
+        rules,
+    ).iloc[0]
     assert (fill["name_en"], fill["name_zh"]) == ("Fill", "填充")
 
 
-@pytest.mark.parametrize("name, dtype", [
-    ("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<c10::BFloat16, "
-     "at::native::MeanOps<c10::BFloat16, float, float, c10::BFloat16>, unsigned int, c10::BFloat16, 4, 8> >", "bf16"),
-    ("cudnn_generated_fort_native_sdpa_sm80_flash_fprop_wmma_f16_knob_3", "fp16"),
-    ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, std::array<char*, 1ul> >",
-     "fp32"),
-    ("nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT", ""),
-])
+@pytest.mark.parametrize(
+    "name, dtype",
+    [
+        (
+            "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<c10::BFloat16, "
+            "at::native::MeanOps<c10::BFloat16, float, float, c10::BFloat16>, unsigned int, c10::BFloat16, 4, 8> >",
+            "bf16",
+        ),
+        ("cudnn_generated_fort_native_sdpa_sm80_flash_fprop_wmma_f16_knob_3", "fp16"),
+        (
+            "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+            "std::array<char*, 1ul> >",
+            "fp32",
+        ),
+        ("nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT", ""),
+    ],
+)
 def test_element_type(name, dtype):
     assert element_type(name) == dtype
 
 
-@pytest.mark.parametrize("name, short", [
-    ("void at::native::(anonymous namespace)::indexSelectSmallIndex<c10::BFloat16, long, unsigned int, 2, 2, -2>"
-     "(at::cuda::detail::TensorInfo<c10::BFloat16, unsigned int>, int)", "indexSelectSmallIndex"),
-    ("std::enable_if<!(false), void>::type internal::gemvx::kernel<int, int, float>(cublasGemvParamsEx<int>)",
-     "kernel"),
-    ("nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT", "nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT"),
-])
+@pytest.mark.parametrize(
+    "name, short",
+    [
+        (
+            "void at::native::(anonymous namespace)::indexSelectSmallIndex<c10::BFloat16, long, unsigned int, 2, 2, -2>"
+            "(at::cuda::detail::TensorInfo<c10::BFloat16, unsigned int>, int)",
+            "indexSelectSmallIndex",
+        ),
+        (
+            "std::enable_if<!(false), void>::type internal::gemvx::kernel<int, int, float>(cublasGemvParamsEx<int>)",
+            "kernel",
+        ),
+        ("nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT", "nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT"),
+    ],
+)
 def test_short_name(name, short):
     assert short_name(name) == short
 

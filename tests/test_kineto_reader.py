@@ -3,6 +3,7 @@
 Every expected value is computed here from the file itself with the standard library
 (``json`` with ``Decimal`` for numbers), independently of the reader's code path.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -19,10 +20,13 @@ from hypothesis import strategies as st
 from generators.readers import kineto, kineto_events, sources, timeline
 from generators.readers.usec import text_to_ns, to_ns
 
-FIXTURES = ["amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz",
-            "cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
-            "ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
-            "trace_diff__control.json.gz", "triton_example__triton_example.json.gz"]
+FIXTURES = [
+    "amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+    "cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz",
+    "ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
+    "trace_diff__control.json.gz",
+    "triton_example__triton_example.json.gz",
+]
 LAUNCH_CATS = {"cuda_runtime", "cuda_driver"}
 
 
@@ -36,8 +40,9 @@ def ns(us) -> int:
 
 @pytest.fixture(scope="module")
 def traces(fixtures_dir):
-    return {name: (load(fixtures_dir / "kineto" / name), kineto.read(fixtures_dir / "kineto" / name))
-            for name in FIXTURES}
+    return {
+        name: (load(fixtures_dir / "kineto" / name), kineto.read(fixtures_dir / "kineto" / name)) for name in FIXTURES
+    }
 
 
 @pytest.mark.parametrize("name", FIXTURES)
@@ -86,8 +91,11 @@ def test_grid_block_registers_shared_memory(traces):
 
 def test_rocm_takes_grid_and_block_from_the_hip_launch_call(traces):
     doc, tl = traces["amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz"]
-    calls = {e["args"]["correlation"]: e for e in doc["traceEvents"]
-             if e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {})}
+    calls = {
+        e["args"]["correlation"]: e
+        for e in doc["traceEvents"]
+        if e.get("cat") == "cuda_runtime" and "correlation" in e.get("args", {})
+    }
     assert tl.kernels["registers_per_thread"].isna().all()  # ROCm does not record them
     for row in tl.kernels.itertuples():
         args = calls[row.correlation]["args"]
@@ -111,17 +119,23 @@ def test_ranges_are_the_user_annotations_and_cpu_ops(traces, name):
     doc, tl = traces[name]
     events = [e for e in doc["traceEvents"] if e.get("cat") in ("user_annotation", "cpu_op")]
     r = tl.ranges
-    assert sorted(zip(r["name"].astype(str), r["category"].astype(str), r["start_ns"], r["end_ns"])) == \
-        sorted((e["name"], e["cat"], ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in events)
+    assert sorted(zip(r["name"].astype(str), r["category"].astype(str), r["start_ns"], r["end_ns"])) == sorted(
+        (e["name"], e["cat"], ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in events
+    )
 
 
 def test_depth_counts_enclosing_ranges_of_the_same_thread(traces):
     _, tl = traces["amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz"]
     rows = list(tl.ranges.itertuples())
     for r in rows:  # quadratic on purpose: the plain definition
-        open_ = [o for o in rows if o.Index != r.Index and (o.pid, o.tid) == (r.pid, r.tid)
-                 and o.start_ns <= r.start_ns < o.end_ns
-                 and (o.start_ns, -o.end_ns, o.Index) < (r.start_ns, -r.end_ns, r.Index)]
+        open_ = [
+            o
+            for o in rows
+            if o.Index != r.Index
+            and (o.pid, o.tid) == (r.pid, r.tid)
+            and o.start_ns <= r.start_ns < o.end_ns
+            and (o.start_ns, -o.end_ns, o.Index) < (r.start_ns, -r.end_ns, r.Index)
+        ]
         assert r.depth == len(open_), r
 
 
@@ -152,8 +166,12 @@ def test_devices_and_base_time(traces):
 @pytest.mark.parametrize("name", FIXTURES)
 def test_tables_have_the_timeline_schemas(traces, name):
     _, tl = traces[name]
-    for table, schema in ((tl.kernels, timeline.KERNELS_SCHEMA), (tl.ranges, timeline.RANGES_SCHEMA),
-                          (tl.devices, timeline.DEVICES_SCHEMA), (tl.memory_ops, timeline.MEMORY_OPS_SCHEMA)):
+    for table, schema in (
+        (tl.kernels, timeline.KERNELS_SCHEMA),
+        (tl.ranges, timeline.RANGES_SCHEMA),
+        (tl.devices, timeline.DEVICES_SCHEMA),
+        (tl.memory_ops, timeline.MEMORY_OPS_SCHEMA),
+    ):
         assert list(table.columns) == list(schema)
         assert [str(t) for t in table.dtypes] == [dtype for dtype, _ in schema.values()]
 
@@ -180,8 +198,11 @@ def test_small_chunks_zlib_and_xz_give_the_same_tables(fixtures_dir, traces, mon
     device_only = kineto.read(path, with_host=False)
     assert device_only.ranges.empty and device_only.kernels["launch_start_ns"].isna().all()
     launch = [c for c in timeline.KERNELS_SCHEMA if c.startswith("launch_")]
-    assert device_only.kernels.drop(columns=launch).astype(str).equals(
-        traces[name][1].kernels.drop(columns=launch).astype(str))
+    assert (
+        device_only.kernels.drop(columns=launch)
+        .astype(str)
+        .equals(traces[name][1].kernels.drop(columns=launch).astype(str))
+    )
     names, durations = kineto.kernel_durations(path)
     assert names == traces[name][1].kernels["name"].astype(str).tolist()
     assert durations.tolist() == traces[name][1].kernels["dur_ns"].tolist()
@@ -198,11 +219,30 @@ def test_cuts_never_fall_inside_strings_or_nested_values(tmp_path, monkeypatch):
     cutter must retry and still read every event exactly once."""
     events = []
     for i in range(300):
-        events.append({"ph": "X", "cat": "kernel", "name": f'k{i} }}, {{"cat": "kernel"}}, ] ,',
-                       "pid": 0, "tid": 7, "ts": 1000 + i, "dur": 1.5,
-                       "args": {"correlation": i, "device": 0, "stream": 7, "odd": [{"a": 1}, {"b": "},"}]}})
-        events.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 2,
-                       "ts": 999 + i, "dur": 0.5, "args": {"correlation": i}})
+        events.append(
+            {
+                "ph": "X",
+                "cat": "kernel",
+                "name": f'k{i} }}, {{"cat": "kernel"}}, ] ,',
+                "pid": 0,
+                "tid": 7,
+                "ts": 1000 + i,
+                "dur": 1.5,
+                "args": {"correlation": i, "device": 0, "stream": 7, "odd": [{"a": 1}, {"b": "},"}]},
+            }
+        )
+        events.append(
+            {
+                "ph": "X",
+                "cat": "cuda_runtime",
+                "name": "cudaLaunchKernel",
+                "pid": 1,
+                "tid": 2,
+                "ts": 999 + i,
+                "dur": 0.5,
+                "args": {"correlation": i},
+            }
+        )
     path = _write(tmp_path, json.dumps({"schemaVersion": 1, "traceEvents": events, "x": [1, 2]}, indent=1))
     monkeypatch.setattr(kineto_events, "CHUNK_BYTES", 700)
     k = kineto.read(path).kernels
@@ -211,12 +251,15 @@ def test_cuts_never_fall_inside_strings_or_nested_values(tmp_path, monkeypatch):
 
 
 def test_key_inside_a_string_falls_back_to_whole_document_decoding(tmp_path):
-    doc = {"note": '"traceEvents": [', "traceEvents": [
-        {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2, "args": {}}]}
+    doc = {
+        "note": '"traceEvents": [',
+        "traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 2, "args": {}}],
+    }
     assert kineto.read(_write(tmp_path, json.dumps(doc))).kernels["dur_ns"].tolist() == [2000]
 
 
 # --- exact microsecond text -> nanoseconds -------------------------------------------
+
 
 def oracle(text: str) -> int:
     """Independent of the code under test: exact rational arithmetic, half to even."""
@@ -224,10 +267,10 @@ def oracle(text: str) -> int:
 
 
 us_texts = st.one_of(
-    st.integers(-10**15, 9 * 10**15).map(str),  # integer µs
-    st.builds(lambda i, f: f"{i}.{f:03d}", st.integers(-10**15, 9 * 10**15), st.integers(0, 999)),
+    st.integers(-(10**15), 9 * 10**15).map(str),  # integer µs
+    st.builds(lambda i, f: f"{i}.{f:03d}", st.integers(-(10**15), 9 * 10**15), st.integers(0, 999)),
     st.builds(lambda i, f, n: f"{i}.{f:0{n}d}", st.integers(0, 10**12), st.integers(0, 10**6), st.integers(1, 7)),
-    st.builds(lambda m, e: f"{m}e{e}", st.integers(-10**6, 10**6), st.integers(-6, 6)),
+    st.builds(lambda m, e: f"{m}e{e}", st.integers(-(10**6), 10**6), st.integers(-6, 6)),
     st.floats(min_value=-1e12, max_value=1e12, allow_nan=False).map(repr),
 )
 
@@ -242,8 +285,11 @@ def test_to_ns_is_exact(texts):
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.builds(lambda i, f: f"{i}.{f:03d}", st.integers(0, 9 * 10**15), st.integers(0, 999)),
-                min_size=1, max_size=50))
+@given(
+    st.lists(
+        st.builds(lambda i, f: f"{i}.{f:03d}", st.integers(0, 9 * 10**15), st.integers(0, 999)), min_size=1, max_size=50
+    )
+)
 def test_to_ns_kineto_layout_fast_path(texts):
     assert to_ns([t.encode() for t in texts]).tolist() == [oracle(t) for t in texts]
 
@@ -259,6 +305,7 @@ def test_to_ns_result_is_int64():
 
 
 # --- the project's own H100 captures (data/reports) ----------------------------------
+
 
 def own_traces():
     root = __import__("pathlib").Path(__file__).resolve().parent.parent / "data" / "reports"
@@ -282,12 +329,21 @@ def test_own_captures_kernels_and_decode_range(path):
     for e in events:
         if e.get("cat") in LAUNCH_CATS and "correlation" in e.get("args", {}):
             calls.setdefault(e["args"]["correlation"], e)
-    windows = [(e["pid"], ns(e["ts"]), ns(e["ts"]) + ns(e["dur"])) for e in events
-               if e.get("cat") == "user_annotation" and e["name"] == "decode"]
+    windows = [
+        (e["pid"], ns(e["ts"]), ns(e["ts"]) + ns(e["dur"]))
+        for e in events
+        if e.get("cat") == "user_annotation" and e["name"] == "decode"
+    ]
     assert windows
-    inside = [e for e in kernels if e["args"]["correlation"] in calls and any(
-        pid == calls[e["args"]["correlation"]]["pid"] and s <= ns(calls[e["args"]["correlation"]]["ts"]) <= end
-        for pid, s, end in windows)]
+    inside = [
+        e
+        for e in kernels
+        if e["args"]["correlation"] in calls
+        and any(
+            pid == calls[e["args"]["correlation"]]["pid"] and s <= ns(calls[e["args"]["correlation"]]["ts"]) <= end
+            for pid, s, end in windows
+        )
+    ]
     mask = in_range(tl.kernels, tl.ranges, "decode")
     assert int(mask.sum()) == len(inside)
     assert int(tl.kernels["dur_ns"][mask].sum()) == sum(ns(e["dur"]) for e in inside)

@@ -7,6 +7,7 @@ decimal arithmetic, so the reader must give back the fixture's base-unit values.
 Real raw captures (``data/**/ncu_*raw*.csv*``) are checked by ``test_real_raw_capture``
 when the project has them.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -32,7 +33,8 @@ def test_details_page_values_match_the_file(details_path, details_rows):
     m = report.metrics
     assert len(m) == len(details_rows)  # rule rows dropped, every metric row kept
     assert list(zip(m.section, m.metric, m.raw_value)) == [
-        (r["Section Name"], r["Metric Name"], r["Metric Value"]) for r in details_rows]
+        (r["Section Name"], r["Metric Name"], r["Metric Value"]) for r in details_rows
+    ]
     for row, expected in zip(m.itertuples(), details_rows):
         number = plain(expected["Metric Value"])
         if number is None:
@@ -115,7 +117,7 @@ SAME_QUANTITY = {
 def _half_ulp(raw_value: str, factor: float) -> float:
     """Half a unit in the last printed digit, in base units: the rounding a page applied."""
     decimals = len(raw_value.partition(".")[2]) if "." in raw_value else 0
-    return 0.5 * 10.0 ** -decimals * factor
+    return 0.5 * 10.0**-decimals * factor
 
 
 @pytest.mark.parametrize("raw_path", REAL_RAW, ids=lambda p: p.name)
@@ -133,8 +135,9 @@ def test_real_raw_and_details_pages_agree(raw_path):
         if name is None or (row.kernel_id, name) not in raw.index:
             continue
         other = raw.loc[(row.kernel_id, name)]
-        tol = (_half_ulp(row.raw_value.replace(",", ""), ncu_units.unit(row.raw_unit).factor)
-               + _half_ulp(other.raw_value.replace(",", ""), ncu_units.unit(other.raw_unit).factor))
+        tol = _half_ulp(row.raw_value.replace(",", ""), ncu_units.unit(row.raw_unit).factor) + _half_ulp(
+            other.raw_value.replace(",", ""), ncu_units.unit(other.raw_unit).factor
+        )
         assert row.unit == other.unit, (row.metric, name)
         assert abs(row.value - other.value) <= tol * (1 + 1e-9), (row.kernel_id, row.metric, row.value, other.value)
         checked += 1
@@ -142,6 +145,7 @@ def test_real_raw_and_details_pages_agree(raw_path):
 
 
 # --- bad input --------------------------------------------------------------------------
+
 
 def _bad(path, match):
     with pytest.raises(UserError, match=match) as info:
@@ -188,8 +192,9 @@ def test_encodings_and_junk(details_path, tmp_path):
 
 # --- numbers and units: properties --------------------------------------------------------
 
+
 @settings(max_examples=300)
-@given(st.decimals(min_value=-10**15, max_value=10**15, places=2, allow_nan=False, allow_infinity=False))
+@given(st.decimals(min_value=-(10**15), max_value=10**15, places=2, allow_nan=False, allow_infinity=False))
 def test_thousands_separators(x):
     text = f"{x:,.2f}"
     assert ncu_units.parse_number(text) == float(f"{x:.2f}")
@@ -203,14 +208,24 @@ def test_not_numbers(text):
 
 
 PREFIXES = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
-TIMES = {"nsecond": 1, "usecond": 10**3, "msecond": 10**6, "second": 10**9, "ns": 1, "us": 10**3,
-         "ms": 10**6, "s": 10**9}
+TIMES = {
+    "nsecond": 1,
+    "usecond": 10**3,
+    "msecond": 10**6,
+    "second": 10**9,
+    "ns": 1,
+    "us": 10**3,
+    "ms": 10**6,
+    "s": 10**9,
+}
 
 
 @settings(max_examples=300)
-@given(st.decimals(min_value=0, max_value=10**12, places=3, allow_nan=False, allow_infinity=False),
-       st.sampled_from(sorted(PREFIXES)), st.sampled_from(["byte", "byte/second", "byte/s", "byte/block",
-                                                            "hz", "inst", "cycle"]))
+@given(
+    st.decimals(min_value=0, max_value=10**12, places=3, allow_nan=False, allow_infinity=False),
+    st.sampled_from(sorted(PREFIXES)),
+    st.sampled_from(["byte", "byte/second", "byte/s", "byte/block", "hz", "inst", "cycle"]),
+)
 def test_scaled_units_round_trip(base_value, prefix, base):
     """A base value written in a scaled unit, as ncu prints it, reads back exactly."""
     factor = PREFIXES[prefix]

@@ -1,4 +1,5 @@
 """The Nsight Compute -> trace join: name keys across the two demanglers, and the real H100 data."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -14,31 +15,41 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "reports" / "decode-h100-8
 
 # (Kineto's spelling, Nsight Compute's spelling) of the same kernel, from the real exports
 SAME = [
-    ("void at::native::(anonymous namespace)::indexSelectSmallIndex<c10::BFloat16, long, unsigned int, 2, 2, -2>"
-     "(at::cuda::detail::TensorInfo<c10::BFloat16, unsigned int>, at::cuda::detail::TensorInfo<c10::BFloat16 "
-     "const, unsigned int>, at::cuda::detail::TensorInfo<long const, unsigned int>, int, int, unsigned int, long)",
-     "void at::<unnamed>::indexSelectSmallIndex<c10::BFloat16, long, unsigned int, 2, 2, (int)-2>(cuda::TensorInfo"
-     "<T1, T3>, cuda::TensorInfo<const T1, T3>, cuda::TensorInfo<const T2, T3>, int, int, T3, long)"),
-    ("void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::BFloat16>, "
-     "std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)",
-     "void at::vectorized_elementwise_kernel<8, at::CUDAFunctor_add<c10::BFloat16>, std::array<char *, 3>>"
-     "(int, T2, T3)"),
-    ("void at::native::vectorized_elementwise_kernel<8, at::native::rsqrt_kernel_cuda(at::TensorIteratorBase&)"
-     "::{lambda()#2}::operator()() const::{lambda()#3}::operator()() const::{lambda(c10::BFloat16)#1}, "
-     "std::array<char*, 2ul> >(int, at::native::rsqrt_kernel_cuda(at::TensorIteratorBase&)::{lambda()#2}::"
-     "operator()() const::{lambda()#3}::operator()() const::{lambda(c10::BFloat16)#1}, std::array<char*, 2ul>)",
-     "void at::vectorized_elementwise_kernel<8, at::rsqrt_kernel_cuda(at::TensorIteratorBase &)::[lambda() "
-     "(instance 2)]::operator ()() const::[lambda() (instance 3)]::operator ()() const::[lambda(c10::BFloat16) "
-     "(instance 1)], std::array<char *, 2>>(int, T2, T3)"),
-    ("void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, __nv_bfloat16, false, float, "
-     "__nv_bfloat16, __nv_bfloat16, true, false, false, false>(cublasLt::cublasSplitKParams<float>, float const*)",
-     "void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, __nv_bfloat16, 0, float, "
-     "__nv_bfloat16, __nv_bfloat16, 1, 0, 0, 0>(cublasLt::cublasSplitKParams<T6>, const T4 *)"),
-    ("std::enable_if<!(false), void>::type internal::gemvx::kernel<int, int, __nv_bfloat16, float, false, true, 6,"
-     " cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<__nv_bfloat16 const>, float> >(cublasGemvParamsEx"
-     "<int, cublasGemvTensorStridedBatched<__nv_bfloat16 const>, float>)",
-     "std::enable_if<!T7, void>::type internal::kernel<int, int, __nv_bfloat16, float, 0, 1, 6, cublasGemvParamsEx"
-     "<int, cublasGemvTensorStridedBatched<const __nv_bfloat16>, float>>(T13)"),
+    (
+        "void at::native::(anonymous namespace)::indexSelectSmallIndex<c10::BFloat16, long, unsigned int, 2, 2, -2>"
+        "(at::cuda::detail::TensorInfo<c10::BFloat16, unsigned int>, at::cuda::detail::TensorInfo<c10::BFloat16 "
+        "const, unsigned int>, at::cuda::detail::TensorInfo<long const, unsigned int>, int, int, unsigned int, long)",
+        "void at::<unnamed>::indexSelectSmallIndex<c10::BFloat16, long, unsigned int, 2, 2, (int)-2>(cuda::TensorInfo"
+        "<T1, T3>, cuda::TensorInfo<const T1, T3>, cuda::TensorInfo<const T2, T3>, int, int, T3, long)",
+    ),
+    (
+        "void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::BFloat16>, "
+        "std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)",
+        "void at::vectorized_elementwise_kernel<8, at::CUDAFunctor_add<c10::BFloat16>, std::array<char *, 3>>"
+        "(int, T2, T3)",
+    ),
+    (
+        "void at::native::vectorized_elementwise_kernel<8, at::native::rsqrt_kernel_cuda(at::TensorIteratorBase&)"
+        "::{lambda()#2}::operator()() const::{lambda()#3}::operator()() const::{lambda(c10::BFloat16)#1}, "
+        "std::array<char*, 2ul> >(int, at::native::rsqrt_kernel_cuda(at::TensorIteratorBase&)::{lambda()#2}::"
+        "operator()() const::{lambda()#3}::operator()() const::{lambda(c10::BFloat16)#1}, std::array<char*, 2ul>)",
+        "void at::vectorized_elementwise_kernel<8, at::rsqrt_kernel_cuda(at::TensorIteratorBase &)::[lambda() "
+        "(instance 2)]::operator ()() const::[lambda() (instance 3)]::operator ()() const::[lambda(c10::BFloat16) "
+        "(instance 1)], std::array<char *, 2>>(int, T2, T3)",
+    ),
+    (
+        "void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, __nv_bfloat16, false, float, "
+        "__nv_bfloat16, __nv_bfloat16, true, false, false, false>(cublasLt::cublasSplitKParams<float>, float const*)",
+        "void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, __nv_bfloat16, 0, float, "
+        "__nv_bfloat16, __nv_bfloat16, 1, 0, 0, 0>(cublasLt::cublasSplitKParams<T6>, const T4 *)",
+    ),
+    (
+        "std::enable_if<!(false), void>::type internal::gemvx::kernel<int, int, __nv_bfloat16, float, false, true, 6,"
+        " cublasGemvParamsEx<int, cublasGemvTensorStridedBatched<__nv_bfloat16 const>, float> >(cublasGemvParamsEx"
+        "<int, cublasGemvTensorStridedBatched<__nv_bfloat16 const>, float>)",
+        "std::enable_if<!T7, void>::type internal::kernel<int, int, __nv_bfloat16, float, 0, 1, 6, cublasGemvParamsEx"
+        "<int, cublasGemvTensorStridedBatched<const __nv_bfloat16>, float>>(T13)",
+    ),
     ("nvjet_sm90_tst_64x8_64x16_4x1_v_bz_splitK_TNT", "nvjet_sm90_tst_64x8_64x16_4x1_v_bz_splitK_TNT"),
 ]
 DIFFERENT = [
@@ -99,12 +110,18 @@ BY_HAND = [
     ("64x16_4x1_v_bz_TNT", "64x16_4x1_v_bz_TNT"),
     ("CUDAFunctor_add<c10::BFloat16>, std::array<char *, 3>", "CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>"),
     ("CUDAFunctorOnSelf_add", "CUDAFunctorOnSelf_add"),
-    ("vectorized_elementwise_kernel<8, at::BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, "
-     "binary_internal::MulFunctor<float>>", "vectorized_elementwise_kernel<8, at::native::BinaryFunctor<"),
-    ("void at::elementwise_kernel<128, 4, void at::gpu_kernel_impl_nocast<at::BinaryFunctor",
-     "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::BinaryFunctor"),
+    (
+        "vectorized_elementwise_kernel<8, at::BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, "
+        "binary_internal::MulFunctor<float>>",
+        "vectorized_elementwise_kernel<8, at::native::BinaryFunctor<",
+    ),
+    (
+        "void at::elementwise_kernel<128, 4, void at::gpu_kernel_impl_nocast<at::BinaryFunctor",
+        "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::BinaryFunctor",
+    ),
     ("direct_copy_kernel_cuda", "direct_copy_kernel_cuda"),
-    ("MeanOps", "MeanOps"), ("ArgMaxOps", "ArgMaxOps"),
+    ("MeanOps", "MeanOps"),
+    ("ArgMaxOps", "ArgMaxOps"),
     ("cudnn_generated_fort_native_sdpa", "cudnn_generated_fort_native_sdpa"),
 ]
 
@@ -122,12 +139,29 @@ def test_joins_checked_by_hand(joined):
 
 
 def test_name_only_ambiguous_and_none():
-    trace = pd.DataFrame({"name": ["k_a", "k_a", "void f<1>(int)", "void f<1ul>(long)"],
-                          "grid_x": [1, 2, 1, 1], "grid_y": 1, "grid_z": 1, "block_x": 32, "block_y": 1,
-                          "block_z": 1})
-    ncu = pd.DataFrame({"kernel_id": [0, 1, 2, 3], "kernel_name": ["k_a", "k_a", "void f<1>(T1)", "zzz"],
-                        "grid_x": [2, 9, 1, 1], "grid_y": 1, "grid_z": 1, "block_x": 32, "block_y": 1,
-                        "block_z": 1})
+    trace = pd.DataFrame(
+        {
+            "name": ["k_a", "k_a", "void f<1>(int)", "void f<1ul>(long)"],
+            "grid_x": [1, 2, 1, 1],
+            "grid_y": 1,
+            "grid_z": 1,
+            "block_x": 32,
+            "block_y": 1,
+            "block_z": 1,
+        }
+    )
+    ncu = pd.DataFrame(
+        {
+            "kernel_id": [0, 1, 2, 3],
+            "kernel_name": ["k_a", "k_a", "void f<1>(T1)", "zzz"],
+            "grid_x": [2, 9, 1, 1],
+            "grid_y": 1,
+            "grid_z": 1,
+            "block_x": 32,
+            "block_y": 1,
+            "block_z": 1,
+        }
+    )
     out = ncu_join.join(ncu_join.trace_configs(trace), ncu).set_index("kernel_id")
     assert out.loc[0, "match"] == "exact" and out.loc[0, "trace_name"] == "k_a"
     assert out.loc[1, "match"] == "name" and out.loc[1, "trace_name"] == "k_a"

@@ -4,6 +4,7 @@ Works on a copy of the project (data without the sweep traces, docs, mkdocs.yml;
 and locales linked), so the checkout is never touched. The build reuses the session build's
 cache: only the new report is computed.
 """
+
 from __future__ import annotations
 
 import os
@@ -18,22 +19,52 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "data" / "reports" / "decode-h100-80gb-hbm3" / "v1"
-RAW_FILES = ["trace_fused.json.xz", "ncu_fused_raw.csv.gz", "ncu_fused_details.csv.gz", "meta.json",
-             "ncu_run.json", "timing.json"]
-UNITS = ["overview", "setup", "top", "categories", "variants", "classification", "review", "longest",
-         "histograms", "ridge", "roofline", "roofline_normalized", "roofline_kernels", "methodology", "names"]
+RAW_FILES = [
+    "trace_fused.json.xz",
+    "ncu_fused_raw.csv.gz",
+    "ncu_fused_details.csv.gz",
+    "meta.json",
+    "ncu_run.json",
+    "timing.json",
+]
+UNITS = [
+    "overview",
+    "setup",
+    "top",
+    "categories",
+    "variants",
+    "classification",
+    "review",
+    "longest",
+    "histograms",
+    "ridge",
+    "roofline",
+    "roofline_normalized",
+    "roofline_kernels",
+    "methodology",
+    "names",
+]
 
 
 def run(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "generators", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=300, env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1", **(env or {})))
+    return subprocess.run(
+        [sys.executable, "-m", "generators", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, PYTHONDONTWRITEBYTECODE="1", **(env or {})),
+    )
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("project")
-    shutil.copytree(ROOT / "data", root / "data",
-                    ignore=lambda d, names: ["traces"] if Path(d).name == "v1" and "sweep" in d else [])
+    shutil.copytree(
+        ROOT / "data",
+        root / "data",
+        ignore=lambda d, names: ["traces"] if Path(d).name == "v1" and "sweep" in d else [],
+    )
     shutil.copytree(ROOT / "docs", root / "docs")
     shutil.copy(ROOT / "mkdocs.yml", root / "mkdocs.yml")
     for link in ("generators", "locales"):
@@ -48,8 +79,20 @@ def project(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="module")
 def created(project) -> subprocess.CompletedProcess:
-    return run("new-report", "decode-copy", "--kind", "kernel-profile", "--from", str(project / "raw"),
-               "--root", str(project), "--title-en", "A copy of the decode report", "--title-zh", "解码报告的副本")
+    return run(
+        "new-report",
+        "decode-copy",
+        "--kind",
+        "kernel-profile",
+        "--from",
+        str(project / "raw"),
+        "--root",
+        str(project),
+        "--title-en",
+        "A copy of the decode report",
+        "--title-zh",
+        "解码报告的副本",
+    )
 
 
 def test_creates_data_config_pages_and_nav(project, created):
@@ -74,19 +117,26 @@ def test_creates_data_config_pages_and_nav(project, created):
 
 
 def test_refuses_to_overwrite(project, created):
-    again = run("new-report", "decode-copy", "--kind", "kernel-profile", "--from", str(project / "raw"),
-                "--root", str(project))
+    again = run(
+        "new-report", "decode-copy", "--kind", "kernel-profile", "--from", str(project / "raw"), "--root", str(project)
+    )
     assert again.returncode == 2 and again.stdout == ""
     assert re.fullmatch(r"error: \S+decode-copy: already exists; new-report never overwrites\n", again.stderr)
 
 
-@pytest.mark.parametrize("args, message", [
-    (["Bad_Id", "--from", "{raw}"], r"error: report id 'Bad_Id'"),
-    (["fresh", "--from", "{root}/nowhere"], r"error: \S+/nowhere: raw capture folder not found"),
-    (["fresh", "--from", "{root}/docs"], r"error: \S+/docs: no timeline found"),
-    (["fresh", "--from", "{raw}", "--range", "prefil"], r"error: \S+trace_fused\.json\.xz: no range named 'prefil'"),
-    (["fresh", "--from", "{raw}", "--hardware", "h999"], r"error: \S+h999\.yml: hardware file not found"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["Bad_Id", "--from", "{raw}"], r"error: report id 'Bad_Id'"),
+        (["fresh", "--from", "{root}/nowhere"], r"error: \S+/nowhere: raw capture folder not found"),
+        (["fresh", "--from", "{root}/docs"], r"error: \S+/docs: no timeline found"),
+        (
+            ["fresh", "--from", "{raw}", "--range", "prefil"],
+            r"error: \S+trace_fused\.json\.xz: no range named 'prefil'",
+        ),
+        (["fresh", "--from", "{raw}", "--hardware", "h999"], r"error: \S+h999\.yml: hardware file not found"),
+    ],
+)
 def test_bad_input_is_one_line_and_writes_nothing(project, created, args, message):
     args = [a.format(raw=project / "raw", root=project) for a in args]
     out = run("new-report", *args, "--kind", "kernel-profile", "--root", str(project))
@@ -97,8 +147,17 @@ def test_bad_input_is_one_line_and_writes_nothing(project, created, args, messag
 
 
 def test_the_site_builds_with_the_new_report(project, created, built_site):
-    out = run("build-site", "--config-file", str(project / "mkdocs.yml"), "--site-dir", str(project / "site"),
-              "--log-file", str(project / "build.log"), cwd=project, env={"PROFSITE_CACHE_DIR": str(built_site.cache)})
+    out = run(
+        "build-site",
+        "--config-file",
+        str(project / "mkdocs.yml"),
+        "--site-dir",
+        str(project / "site"),
+        "--log-file",
+        str(project / "build.log"),
+        cwd=project,
+        env={"PROFSITE_CACHE_DIR": str(built_site.cache)},
+    )
     assert out.returncode == 0, out.stdout + out.stderr
     for lang, prefix in (("en", ""), ("zh", "zh/")):
         page = (project / "site" / prefix / "reports" / "decode-copy" / "index.html").read_text(encoding="utf-8")

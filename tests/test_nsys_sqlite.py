@@ -3,6 +3,7 @@
 Every expected value is computed here with plain SQL on the same file (or with plain
 Python on rows that plain SQL returned), never copied from the program's output.
 """
+
 from __future__ import annotations
 
 import os
@@ -54,6 +55,7 @@ def timeline(export):
 @pytest.fixture
 def copy(export, tmp_path):
     """A writable copy of the fixture, changed by the test with plain SQL."""
+
     def make(*statements):
         target = tmp_path / "copy.sqlite"
         shutil.copyfile(export, target)
@@ -63,20 +65,24 @@ def copy(export, tmp_path):
         con.commit()
         con.close()
         return target
+
     return make
 
 
 def test_kernels_match_plain_sql(timeline, sql):
     k = timeline.kernels
     assert list(k.columns) == list(KERNELS_SCHEMA)
-    (count, total), = sql("SELECT count(*), sum(end - start) FROM CUPTI_ACTIVITY_KIND_KERNEL")
+    ((count, total),) = sql("SELECT count(*), sum(end - start) FROM CUPTI_ACTIVITY_KIND_KERNEL")
     assert (len(k), int(k.dur_ns.sum())) == (count, total)
     assert count == 3689  # the issue's figure for this file
-    names = sql("SELECT s.value, count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k "
-                "JOIN StringIds s ON s.id = k.demangledName GROUP BY 1")
+    names = sql(
+        "SELECT s.value, count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+        "JOIN StringIds s ON s.id = k.demangledName GROUP BY 1"
+    )
     assert k.name.astype(str).value_counts().to_dict() == dict(names)
-    (smem, regs), = sql("SELECT sum(staticSharedMemory + dynamicSharedMemory), sum(registersPerThread) "
-                        "FROM CUPTI_ACTIVITY_KIND_KERNEL")
+    ((smem, regs),) = sql(
+        "SELECT sum(staticSharedMemory + dynamicSharedMemory), sum(registersPerThread) FROM CUPTI_ACTIVITY_KIND_KERNEL"
+    )
     assert (int(k.shared_mem_bytes.sum()), int(k.registers_per_thread.sum())) == (smem, regs)
     assert k.start_ns.is_monotonic_increasing
 
@@ -95,11 +101,12 @@ def test_every_kernel_has_its_launch_call(timeline, sql):
 def test_ranges_resolve_registered_names_and_nesting(timeline, sql):
     r = timeline.ranges
     assert list(r.columns) == list(RANGES_SCHEMA)
-    (count,), = sql("SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60) AND end IS NOT NULL")
+    ((count,),) = sql("SELECT count(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60) AND end IS NOT NULL")
     assert len(r) == count
     loop = r[r.name == "Loop"]
-    (start, end), = sql("SELECT n.start, n.end FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId "
-                        "WHERE s.value = 'Loop'")
+    ((start, end),) = sql(
+        "SELECT n.start, n.end FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId WHERE s.value = 'Loop'"
+    )
     assert list(zip(loop.start_ns, loop.end_ns)) == [(start, end)]
     # depth = number of other ranges of the same thread that enclose it (plain SQL)
     depth = sql("""SELECT a.start, a.end, (SELECT count(*) FROM NVTX_EVENTS b WHERE b.eventType = 59
@@ -111,21 +118,23 @@ def test_ranges_resolve_registered_names_and_nesting(timeline, sql):
 
 def test_text_and_registered_names_give_the_same_ranges(copy, timeline, export):
     # The fixture names its ranges through StringIds; other exports write NVTX_EVENTS.text.
-    path = copy("UPDATE NVTX_EVENTS SET text = (SELECT value FROM StringIds WHERE id = textId), textId = NULL "
-                "WHERE textId IS NOT NULL")
+    path = copy(
+        "UPDATE NVTX_EVENTS SET text = (SELECT value FROM StringIds WHERE id = textId), textId = NULL "
+        "WHERE textId IS NOT NULL"
+    )
     other = nsys_sqlite.read(path).ranges
     assert other.name.astype(str).tolist() == timeline.ranges.name.astype(str).tolist()
     assert summarize(path, "Loop").table().equals(summarize(export, "Loop").table())
 
 
 def test_devices_from_target_info(timeline, sql):
-    (name, sms, mem), = sql("SELECT name, smCount, totalMemory FROM TARGET_INFO_GPU")
+    ((name, sms, mem),) = sql("SELECT name, smCount, totalMemory FROM TARGET_INFO_GPU")
     d = timeline.devices
     assert d.name.tolist() == [name] and d.sm_count.tolist() == [sms] and d.total_memory_bytes.tolist() == [mem]
 
 
 def test_memory_ops_match_plain_sql(timeline, sql):
-    (count, size), = sql("SELECT count(*), sum(bytes) FROM CUPTI_ACTIVITY_KIND_MEMCPY")
+    ((count, size),) = sql("SELECT count(*), sum(bytes) FROM CUPTI_ACTIVITY_KIND_MEMCPY")
     m = timeline.memory_ops
     assert (len(m), int(m.size_bytes.sum())) == (count, size)
 
@@ -134,26 +143,36 @@ def test_summary_matches_plain_group_by(export, sql):
     s = summarize(export)
     t = s.table()
     assert list(t.columns) == list(SUMMARY_SCHEMA)
-    rows = sql("SELECT s.value, count(*), sum(k.end - k.start), min(k.end - k.start), max(k.end - k.start) "
-               "FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName GROUP BY 1")
+    rows = sql(
+        "SELECT s.value, count(*), sum(k.end - k.start), min(k.end - k.start), max(k.end - k.start) "
+        "FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName GROUP BY 1"
+    )
     assert {r[0]: r[1:] for r in rows} == {
-        row.name: (row.instances, row.total_ns, row.min_ns, row.max_ns) for row in t.itertuples()}
-    for name, in sql("SELECT DISTINCT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s "
-                     "ON s.id = k.demangledName"):
-        durs = [d for d, in sql("SELECT k.end - k.start FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s "
-                                "ON s.id = k.demangledName WHERE s.value = ?", name)]
+        row.name: (row.instances, row.total_ns, row.min_ns, row.max_ns) for row in t.itertuples()
+    }
+    for (name,) in sql(
+        "SELECT DISTINCT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName"
+    ):
+        durs = [
+            d
+            for (d,) in sql(
+                "SELECT k.end - k.start FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s "
+                "ON s.id = k.demangledName WHERE s.value = ?",
+                name,
+            )
+        ]
         row = t[t.name == name].iloc[0]
         assert row.median_ns == statistics.median(durs)
         assert row.avg_ns == pytest.approx(sum(durs) / len(durs))
     assert t.total_ns.is_monotonic_decreasing
-    (count, total), = sql("SELECT count(*), sum(end - start) FROM CUPTI_ACTIVITY_KIND_KERNEL")
+    ((count, total),) = sql("SELECT count(*), sum(end - start) FROM CUPTI_ACTIVITY_KIND_KERNEL")
     assert (s.kernel_count, s.total_ns) == (count, total)
 
 
 @pytest.mark.parametrize("same_thread", [False, True])
 def test_loop_range_summary_matches_plain_sql(export, sql, same_thread):
     s = summarize(export, "Loop", same_thread=same_thread)
-    (count, total), = sql(LOOP_SQL, "Loop")
+    ((count, total),) = sql(LOOP_SQL, "Loop")
     assert (s.kernel_count, s.total_ns) == (count, total)
     assert (count, total) == (3677, 1_129_090_520)  # the figures the issue states for this file
     assert int(s.table().instances.sum()) == count
@@ -162,12 +181,14 @@ def test_loop_range_summary_matches_plain_sql(export, sql, same_thread):
 def test_same_thread_rule_drops_calls_from_other_threads(copy, sql):
     # Move the launch calls of every other kernel to another thread of the same process:
     # the process-wide rule still counts them, NVIDIA's same-thread rule does not.
-    path = copy("UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = globalTid + 1 WHERE correlationId IN "
-                "(SELECT correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid % 2 = 0)")
+    path = copy(
+        "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET globalTid = globalTid + 1 WHERE correlationId IN "
+        "(SELECT correlationId FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE rowid % 2 = 0)"
+    )
     con = sqlite3.connect(path)
-    (same_count, same_total), = con.execute(LOOP_SQL, ("Loop",)).fetchall()
+    ((same_count, same_total),) = con.execute(LOOP_SQL, ("Loop",)).fetchall()
     con.close()
-    (all_count, all_total), = sql(LOOP_SQL, "Loop")
+    ((all_count, all_total),) = sql(LOOP_SQL, "Loop")
     assert same_count < all_count
     assert (summarize(path, "Loop").kernel_count, summarize(path, "Loop").total_ns) == (all_count, all_total)
     s = summarize(path, "Loop", same_thread=True)
@@ -197,6 +218,7 @@ def test_aggregate_equals_plain_python(pairs):
 
 # --- bad input: one UserError naming the file and what is wrong -------------------------
 
+
 def _bad(path, match):
     for call in (nsys_sqlite.read, summarize):
         with pytest.raises(UserError, match=match) as info:
@@ -223,14 +245,16 @@ def test_random_bytes_and_empty_file(tmp_path):
 def test_corrupt_pages(export, tmp_path):
     broken = tmp_path / "broken.sqlite"
     data = bytearray(export.read_bytes())
-    data[4096:len(data) - 4096] = bytes(len(data) - 8192)  # zero every page but the first and last
+    data[4096 : len(data) - 4096] = bytes(len(data) - 8192)  # zero every page but the first and last
     broken.write_bytes(bytes(data))
     _bad(broken, "unreadable SQLite database|no CUPTI_ACTIVITY_KIND_KERNEL table")
 
 
 def test_export_without_kernels(copy):
-    _bad(copy("DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL"),
-         "no CUPTI_ACTIVITY_KIND_KERNEL table: the export has no CUDA kernels")
+    _bad(
+        copy("DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL"),
+        "no CUPTI_ACTIVITY_KIND_KERNEL table: the export has no CUDA kernels",
+    )
 
 
 def test_database_that_is_not_an_export(tmp_path):
@@ -242,8 +266,10 @@ def test_database_that_is_not_an_export(tmp_path):
     _bad(path, "no CUPTI_ACTIVITY_KIND_KERNEL table: an SQLite database, but not an Nsight Systems export")
 
 
-@pytest.mark.parametrize("range_name,same_thread", [(None, False), ("Loop", False), ("Loop", True),
-                                                    ("Step 0 to 10", False), ("cub::DeviceReduce::Sum", True)])
+@pytest.mark.parametrize(
+    "range_name,same_thread",
+    [(None, False), ("Loop", False), ("Loop", True), ("Step 0 to 10", False), ("cub::DeviceReduce::Sum", True)],
+)
 def test_fast_summary_equals_the_general_path(export, timeline, range_name, same_thread):
     """SQL + numpy summary == kernels table -> attribution -> kernel_summary."""
     from generators.analysis import attribution, kernel_summary

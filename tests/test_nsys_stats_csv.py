@@ -6,13 +6,13 @@ Python, in the columns nsys writes. They are labelled as derived in their first 
 (which also exercises skipping lines before the header); no number here is presented
 as nsys output. When the project keeps a real stats CSV, add a test that reads it.
 """
+
 from __future__ import annotations
 
 import csv
 import io
 import sqlite3
 import statistics
-from pathlib import Path
 
 import pytest
 
@@ -20,8 +20,17 @@ from generators.errors import UserError
 from generators.readers import nsys_stats_csv
 from generators.readers.timeline import SUMMARY_SCHEMA
 
-CURRENT = ["Time (%)", "Total Time (ns)", "Instances", "Avg (ns)", "Med (ns)", "Min (ns)", "Max (ns)",
-           "StdDev (ns)", "Name"]
+CURRENT = [
+    "Time (%)",
+    "Total Time (ns)",
+    "Instances",
+    "Avg (ns)",
+    "Med (ns)",
+    "Min (ns)",
+    "Max (ns)",
+    "StdDev (ns)",
+    "Name",
+]
 OLDER = ["Time(%)", "Total Time (ns)", "Instances", "Average", "Minimum", "Maximum", "Name"]
 
 
@@ -31,8 +40,9 @@ def groups(fixtures_dir):
     path = fixtures_dir / "nsys" / "power_iteration__baseline.sqlite"
     con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     out: dict[str, list[int]] = {}
-    for name, dur in con.execute("SELECT s.value, k.end - k.start FROM CUPTI_ACTIVITY_KIND_KERNEL k "
-                                 "JOIN StringIds s ON s.id = k.demangledName"):
+    for name, dur in con.execute(
+        "SELECT s.value, k.end - k.start FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.demangledName"
+    ):
         out.setdefault(name, []).append(dur)
     con.close()
     return out
@@ -43,17 +53,25 @@ def derived_csv(groups, header=CURRENT, scale=1, preamble=True) -> str:
     total = sum(sum(d) for d in groups.values())
     buf = io.StringIO()
     if preamble:
-        buf.write("# DERIVED in tests/test_nsys_stats_csv.py from power_iteration__baseline.sqlite "
-                  "with plain SQL; not nsys output\n\n ** CUDA GPU Kernel Summary (cuda_gpu_kern_sum):\n\n")
+        buf.write(
+            "# DERIVED in tests/test_nsys_stats_csv.py from power_iteration__baseline.sqlite "
+            "with plain SQL; not nsys output\n\n ** CUDA GPU Kernel Summary (cuda_gpu_kern_sum):\n\n"
+        )
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(header)
-    value = {"Time": lambda d: round(100 * sum(d) / total, 1),
-             "Total": lambda d: sum(d) / scale, "Instances": len,
-             "Avg": lambda d: sum(d) / len(d) / scale, "Average": lambda d: sum(d) / len(d) / scale,
-             "Med": lambda d: statistics.median(d) / scale, "Min": lambda d: min(d) / scale,
-             "Minimum": lambda d: min(d) / scale, "Max": lambda d: max(d) / scale,
-             "Maximum": lambda d: max(d) / scale,
-             "StdDev": lambda d: statistics.stdev(d) / scale if len(d) > 1 else 0.0}
+    value = {
+        "Time": lambda d: round(100 * sum(d) / total, 1),
+        "Total": lambda d: sum(d) / scale,
+        "Instances": len,
+        "Avg": lambda d: sum(d) / len(d) / scale,
+        "Average": lambda d: sum(d) / len(d) / scale,
+        "Med": lambda d: statistics.median(d) / scale,
+        "Min": lambda d: min(d) / scale,
+        "Minimum": lambda d: min(d) / scale,
+        "Max": lambda d: max(d) / scale,
+        "Maximum": lambda d: max(d) / scale,
+        "StdDev": lambda d: statistics.stdev(d) / scale if len(d) > 1 else 0.0,
+    }
     for name, d in sorted(groups.items(), key=lambda kv: -sum(kv[1])):
         w.writerow([name if h == "Name" else value[h.split()[0].split("(")[0]](d) for h in header])
     return buf.getvalue()
@@ -65,7 +83,8 @@ def test_current_header_with_preamble(groups, tmp_path):
     t = nsys_stats_csv.read(path)
     assert list(t.columns) == list(SUMMARY_SCHEMA)
     assert {r.name: (r.instances, r.total_ns, r.min_ns, r.max_ns, r.median_ns) for r in t.itertuples()} == {
-        n: (len(d), sum(d), min(d), max(d), statistics.median(d)) for n, d in groups.items()}
+        n: (len(d), sum(d), min(d), max(d), statistics.median(d)) for n, d in groups.items()
+    }
     assert t.total_ns.is_monotonic_decreasing
     assert any("," in n for n in t.name)  # quoted names with commas survive
 
@@ -120,8 +139,9 @@ def test_other_encodings_and_junk(groups, tmp_path):
     _bad(path, "empty file")
     path.write_text("Time (%),Num Calls,Name\n1,2,x\n")
     _bad(path, "no cuda_gpu_kern_sum .* header line found")
-    path.write_text("Processing [r.sqlite] with [cuda_gpu_kern_sum.py]...\n"
-                    "SKIPPED: r.sqlite does not contain CUDA kernel data.\n")
+    path.write_text(
+        "Processing [r.sqlite] with [cuda_gpu_kern_sum.py]...\nSKIPPED: r.sqlite does not contain CUDA kernel data.\n"
+    )
     _bad(path, "no CUDA kernel data")
     path.write_text(",".join(CURRENT) + "\n12.5,100,1,100,100,100,abc,0,k\n")
     _bad(path, r"row 2: Max \(ns\) is 'abc', not a number")

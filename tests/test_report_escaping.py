@@ -12,6 +12,7 @@ The built HTML must show each name as text, in both languages: no ``<script>`` e
 injected, the whole name in the article's text, and no table broken by the ``|``. A real
 browser then loads the pages and no dialog may open.
 """
+
 from __future__ import annotations
 
 import posixpath
@@ -30,8 +31,11 @@ from tests.site_fixtures import Build, build_site
 REPO_ROOT = Path(__file__).resolve().parents[1]
 GPU_NAME = "RTX 5090 " + HOSTILE
 # Without a report config yet, the harness still derives the capture the report will use.
-FALLBACK_CAPTURE = ("reports/decode-h100-80gb-hbm3/v1", "trace_fused.json.xz",
-                    ["ncu_fused_raw.csv.gz", "ncu_fused_details.csv.gz"])
+FALLBACK_CAPTURE = (
+    "reports/decode-h100-80gb-hbm3/v1",
+    "trace_fused.json.xz",
+    ["ncu_fused_raw.csv.gz", "ncu_fused_details.csv.gz"],
+)
 
 
 def _kernel_profile_captures(data: Path) -> list[tuple[str, str, list[str]]]:
@@ -43,8 +47,9 @@ def _kernel_profile_captures(data: Path) -> list[tuple[str, str, list[str]]]:
             continue
         variant = config["variants"][config.get("primary") or next(iter(config["variants"]))]
         for version in sorted(p for p in config_file.parent.iterdir() if (p / variant["timeline"]).is_file()):
-            ncu = [variant["metrics"]] + [n for n in FALLBACK_CAPTURE[2] if n != variant["metrics"]
-                                          and (version / n).is_file()]
+            ncu = [variant["metrics"]] + [
+                n for n in FALLBACK_CAPTURE[2] if n != variant["metrics"] and (version / n).is_file()
+            ]
             out.append((version.relative_to(data).as_posix(), variant["timeline"], ncu))
     return out or [FALLBACK_CAPTURE]
 
@@ -149,8 +154,10 @@ def test_a_gpu_name_with_markup_shows_as_text_on_the_hardware_page(hostile, path
 
 def test_the_checker_sees_an_injected_script_and_a_broken_table():
     """The assertions above can fail: a page where the name went in as markup."""
-    html = ("<article><table><tr><th>a</th><th>b</th></tr>"
-            f"<tr><td>k<script>alert(1)</script>_a</td><td>b_x<int>&y</td></tr></table></article>")
+    html = (
+        "<article><table><tr><th>a</th><th>b</th></tr>"
+        "<tr><td>k<script>alert(1)</script>_a</td><td>b_x<int>&y</td></tr></table></article>"
+    )
     problems = escaping_problems(html, "k" + HOSTILE)
     assert any("as markup" in p for p in problems)
     assert any("inside the article" in p for p in problems)
@@ -167,15 +174,21 @@ def _report_pages(site: Path) -> list[tuple[str, str]]:
 
 
 def _pages_naming(build: Build, name: str) -> list[tuple[str, str]]:
-    return [(en, zh) for en, zh in _report_pages(build.site) if name in (build.site / en).read_text(encoding="utf-8")
-            .replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")]
+    return [
+        (en, zh)
+        for en, zh in _report_pages(build.site)
+        if name
+        in (build.site / en).read_text(encoding="utf-8").replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+    ]
 
 
 def test_a_kernel_name_with_markup_shows_as_text_on_the_report_pages(hostile):
     build, kernels = hostile
     if not _report_pages(build.site):
-        pytest.skip("no report pages yet (nothing under reports/ in the built site); "
-                    "the harness is checked on the hardware page")
+        pytest.skip(
+            "no report pages yet (nothing under reports/ in the built site); "
+            "the harness is checked on the hardware page"
+        )
     for kernel in kernels:
         pages = _pages_naming(build, kernel)
         assert pages, f"no report page shows the renamed top kernel {kernel!r}"

@@ -1,4 +1,5 @@
 """The built site, read as HTML: languages, navigation, switcher, search, figures, build log."""
+
 from __future__ import annotations
 
 import json
@@ -52,8 +53,11 @@ def test_material_interface_is_in_the_page_language(built_site):
 @pytest.mark.parametrize("path", PAGES)
 def test_language_switcher_links_to_the_same_page(built_site, path):
     def switcher(html: str) -> dict[str, str]:
-        return {a["hreflang"]: a["href"] for tag, a in tags(html)
-                if tag == "a" and "md-select__link" in (a.get("class") or "")}
+        return {
+            a["hreflang"]: a["href"]
+            for tag, a in tags(html)
+            if tag == "a" and "md-select__link" in (a.get("class") or "")
+        }
 
     en_url, zh_url = "/" + path, "/zh/" + path
     en_links = switcher(built_site.html(path))
@@ -116,8 +120,9 @@ def test_previous_site_is_replaced_whole(built_site):
 PROSE_NUMBER = re.compile(r"(?<![\w.,])\d+(?:[.,]\d+)*(?![\w])")
 
 
-@pytest.mark.parametrize("page", sorted(Path(__file__).resolve().parents[1].glob("docs/*/*.md")),
-                         ids=lambda p: f"{p.parent.name}/{p.name}")
+@pytest.mark.parametrize(
+    "page", sorted(Path(__file__).resolve().parents[1].glob("docs/*/*.md")), ids=lambda p: f"{p.parent.name}/{p.name}"
+)
 def test_hand_written_pages_type_no_numbers(page):
     """Numbers reach pages through macros; a digit outside {{ }} that is not part of a name
     (H100, BF16) is a number typed by hand."""

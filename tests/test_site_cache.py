@@ -1,4 +1,5 @@
 """The result cache: a model runs once; an unrelated change does not re-run it; its input does."""
+
 from __future__ import annotations
 
 import os
@@ -90,12 +91,19 @@ def test_unknown_option_is_a_user_error(data, tmp_path):
 
 def test_result_keys_follow_the_code_the_model_imports():
     closure = {p.as_posix().split("generators/", 1)[1] for p in module_closure(["generators.sections.hardware"])}
-    assert {"sections/hardware.py", "readers/hardware.py", "readers/peaks.py", "analysis/hardware.py",
-            "errors.py", "__init__.py"} <= closure
+    assert {
+        "sections/hardware.py",
+        "readers/hardware.py",
+        "readers/peaks.py",
+        "analysis/hardware.py",
+        "errors.py",
+        "__init__.py",
+    } <= closure
     # presentation code is not part of a model's key: restyling a table re-renders, never recomputes
     assert not any(p.startswith("render/") for p in closure)
-    assert "render/hardware.py" in {p.as_posix().split("generators/", 1)[1]
-                                    for p in module_closure(["generators.render.hardware"])}
+    assert "render/hardware.py" in {
+        p.as_posix().split("generators/", 1)[1] for p in module_closure(["generators.render.hardware"])
+    }
 
 
 def test_code_digest_changes_with_the_source(tmp_path, monkeypatch):

@@ -1,4 +1,5 @@
 """Two builds of the same inputs give byte-identical sites, with a cold cache and a warm one."""
+
 from __future__ import annotations
 
 from tests.site_fixtures import build_site, tree_digest

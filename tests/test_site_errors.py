@@ -1,4 +1,5 @@
 """A malformed data file fails the build with one line naming it; the previous site stays."""
+
 from __future__ import annotations
 
 import shutil
@@ -13,12 +14,18 @@ H100 = "hardware/h100-sxm.yml"
 
 BREAKAGES = {
     "bad YAML": (lambda t: "schema: [unclosed\n", "not valid YAML"),
-    "missing field": (lambda t: t.replace("sm_count: {value: 132, source: whitepaper}\n", ""),
-                      "Object missing required field `sm_count`"),
-    "wrong type": (lambda t: t.replace("{value: 132, source: whitepaper}", '{value: "many", source: whitepaper}'),
-                   "Expected `float | null`, got `str` - at `$.sm_count.value`"),
-    "unknown source": (lambda t: t.replace("{value: 132, source: whitepaper}", "{value: 132, source: blog}"),
-                       "sm_count.source: unknown source 'blog'"),
+    "missing field": (
+        lambda t: t.replace("sm_count: {value: 132, source: whitepaper}\n", ""),
+        "Object missing required field `sm_count`",
+    ),
+    "wrong type": (
+        lambda t: t.replace("{value: 132, source: whitepaper}", '{value: "many", source: whitepaper}'),
+        "Expected `float | null`, got `str` - at `$.sm_count.value`",
+    ),
+    "unknown source": (
+        lambda t: t.replace("{value: 132, source: whitepaper}", "{value: 132, source: blog}"),
+        "sm_count.source: unknown source 'blog'",
+    ),
 }
 
 

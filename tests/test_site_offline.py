@@ -6,14 +6,24 @@ audio/embed, ``href`` of <link> (stylesheets, icons, preloads, manifests) and ``
 may click (<a href>, the NVIDIA sources) are not fetched and are allowed. Material's
 JavaScript contains URL strings it never loads by itself; they are not checked.
 """
+
 from __future__ import annotations
 
 import re
 
 from tests.test_site_build import tags
 
-FETCHED = {"script": "src", "img": "src", "iframe": "src", "source": "src", "video": "src",
-           "audio": "src", "embed": "src", "object": "data", "link": "href"}
+FETCHED = {
+    "script": "src",
+    "img": "src",
+    "iframe": "src",
+    "source": "src",
+    "video": "src",
+    "audio": "src",
+    "embed": "src",
+    "object": "data",
+    "link": "href",
+}
 NOT_FETCHED_LINK_RELS = {"canonical", "alternate", "prev", "next"}
 EXTERNAL = re.compile(r"^(?:[a-z][a-z0-9+.-]*:)?//", re.I)
 
@@ -25,8 +35,9 @@ def test_html_fetches_nothing_outside_the_site(built_site):
     for page in pages:
         for tag, attrs in tags(page.read_text(encoding="utf-8")):
             attr = FETCHED.get(tag)
-            if attr is None or (tag == "link" and set((attrs.get("rel") or "").split()) <= NOT_FETCHED_LINK_RELS
-                                and attrs.get("rel")):
+            if attr is None or (
+                tag == "link" and set((attrs.get("rel") or "").split()) <= NOT_FETCHED_LINK_RELS and attrs.get("rel")
+            ):
                 continue
             value = attrs.get(attr) or ""
             if EXTERNAL.match(value) or value.startswith(("http:", "https:")):

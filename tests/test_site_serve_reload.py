@@ -4,6 +4,7 @@ Regression: mkdocs loads the hooks file once per process and Python keeps import
 so after an edit under generators/ the old code kept rendering - and its output was cached
 under the new code's key, where it outlived the edit.
 """
+
 from __future__ import annotations
 
 import importlib

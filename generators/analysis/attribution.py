@@ -23,6 +23,7 @@ whose launching call is unknown (no matching correlation) belong to no range.
 The same rules are implemented for nsys SQLite exports directly in SQL + numpy by
 ``generators.readers.nsys_sqlite_summary``; tests check both against the fixtures.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -57,14 +58,16 @@ def _ints(col: pd.Series) -> np.ndarray:
 def _keys(ranges: pd.DataFrame, kernels: pd.DataFrame, same_thread: bool) -> tuple[np.ndarray, np.ndarray]:
     """One integer per row for (pid) or (pid, tid), comparable between the two tables."""
     pid = np.concatenate([_ints(ranges["pid"]), _ints(kernels["launch_pid"])])
-    tid = (np.concatenate([_ints(ranges["tid"]), _ints(kernels["launch_tid"])]) if same_thread
-           else np.zeros(len(pid), dtype=np.int64))
+    tid = (
+        np.concatenate([_ints(ranges["tid"]), _ints(kernels["launch_tid"])])
+        if same_thread
+        else np.zeros(len(pid), dtype=np.int64)
+    )
     codes, _ = pd.MultiIndex.from_arrays([pid, tid]).factorize()
-    return codes[: len(ranges)], codes[len(ranges):]
+    return codes[: len(ranges)], codes[len(ranges) :]
 
 
-def in_range(kernels: pd.DataFrame, ranges: pd.DataFrame, name: str,
-             same_thread: bool = False) -> np.ndarray:
+def in_range(kernels: pd.DataFrame, ranges: pd.DataFrame, name: str, same_thread: bool = False) -> np.ndarray:
     """Boolean mask over ``kernels``: launched inside a range called ``name``.
 
     ``kernels`` needs ``launch_pid``, ``launch_tid``, ``launch_start_ns``; ``ranges``

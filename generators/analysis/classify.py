@@ -25,18 +25,33 @@ launch and reason (:data:`REASONS`):
 * ``pct_over_100``: a percentage metric above ``max_pct`` (counter sampling noise);
 * ``occupancy_over_theoretical``: achieved occupancy above the theoretical one.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
 CLASSES = ("memory", "compute", "balanced", "unknown")
-REASONS = ("zero_flops_compute", "balanced_low_long", "memory_low_throughput", "pct_over_100",
-           "occupancy_over_theoretical")
-MEAN_COLUMNS = ["sm_pct", "dram_pct", "memory_pct", "achieved_occupancy_pct", "l1_hit_pct", "l2_hit_pct",
-                "duration_ns"]
-PCT_COLUMNS = ["sm_pct", "memory_pct", "dram_pct", "max_bandwidth_pct", "l1_hit_pct", "l1_throughput_pct",
-               "l2_hit_pct", "l2_throughput_pct", "achieved_occupancy_pct", "theoretical_occupancy_pct"]
+REASONS = (
+    "zero_flops_compute",
+    "balanced_low_long",
+    "memory_low_throughput",
+    "pct_over_100",
+    "occupancy_over_theoretical",
+)
+MEAN_COLUMNS = ["sm_pct", "dram_pct", "memory_pct", "achieved_occupancy_pct", "l1_hit_pct", "l2_hit_pct", "duration_ns"]
+PCT_COLUMNS = [
+    "sm_pct",
+    "memory_pct",
+    "dram_pct",
+    "max_bandwidth_pct",
+    "l1_hit_pct",
+    "l1_throughput_pct",
+    "l2_hit_pct",
+    "l2_throughput_pct",
+    "achieved_occupancy_pct",
+    "theoretical_occupancy_pct",
+]
 
 
 def classify(launches: pd.DataFrame, ridge: dict[str, float], rule) -> pd.DataFrame:
@@ -94,10 +109,14 @@ def class_counts(launches: pd.DataFrame, top: pd.DataFrame) -> pd.DataFrame:
     n = len(launches)
     counts = launches["cls"].value_counts()
     time = top.groupby("cls")["share"].sum()
-    return pd.DataFrame({"cls": list(CLASSES),
-                         "launches": [int(counts.get(k, 0)) for k in CLASSES],
-                         "launch_share": [counts.get(k, 0) / n if n else 0.0 for k in CLASSES],
-                         "time_share": [float(time.get(k, 0.0)) for k in CLASSES]})
+    return pd.DataFrame(
+        {
+            "cls": list(CLASSES),
+            "launches": [int(counts.get(k, 0)) for k in CLASSES],
+            "launch_share": [counts.get(k, 0) / n if n else 0.0 for k in CLASSES],
+            "time_share": [float(time.get(k, 0.0)) for k in CLASSES],
+        }
+    )
 
 
 def class_means(launches: pd.DataFrame) -> pd.DataFrame:

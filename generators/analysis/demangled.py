@@ -32,6 +32,7 @@ Written by hand: the libraries that handle C++ symbols (``cxxfilt``, LLVM's dema
 turn *mangled* names into text; none parses demangled text back into its parts, which is
 all that is available in these exports.
 """
+
 from __future__ import annotations
 
 import re
@@ -43,8 +44,7 @@ QUALIFIER = re.compile(r"[A-Za-z_]\w*\s*::\s*")
 TOKEN = re.compile(r"[A-Za-z_]\w*|\d\w*")
 NUMBER_SUFFIX = re.compile(r"^(\d+)(?:[uU]?[lL]{0,2}|[lL]{1,2}[uU]?)$")
 #: Tokens one demangler writes and the other does not (or not in the same place).
-STOP = frozenset({"void", "const", "volatile", "operator", "anonymous_namespace", "struct", "class",
-                  "typename"})
+STOP = frozenset({"void", "const", "volatile", "operator", "anonymous_namespace", "struct", "class", "typename"})
 _ANON_TOKEN = "anonymous_namespace"
 
 
@@ -84,7 +84,7 @@ def split(name: str) -> tuple[str, str, str]:
     head, params = text[:params_at], text[params_at:]
     spaces = [i for i, ch, depth in _depth_scan(head) if ch == " " and depth == 0]
     if spaces:
-        return head[: spaces[-1]].strip(), head[spaces[-1] + 1:].strip(), params
+        return head[: spaces[-1]].strip(), head[spaces[-1] + 1 :].strip(), params
     return "", head, params
 
 

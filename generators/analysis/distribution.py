@@ -5,6 +5,7 @@ quartiles (numpy's default linear interpolation) and the outliers by Tukey's rul
 below ``Q1 - 1.5 × IQR`` or above ``Q3 + 1.5 × IQR`` (IQR = Q3 - Q1). With an IQR of zero
 every value different from the quartiles is an outlier, which is what the rule says.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -41,6 +42,16 @@ def describe(values) -> Spread | None:
         return None
     q1, median, q3 = (float(x) for x in np.percentile(v, [25, 50, 75]))
     low, high = q1 - TUKEY_K * (q3 - q1), q3 + TUKEY_K * (q3 - q1)
-    return Spread(count=len(v), minimum=float(v[0]), maximum=float(v[-1]), median=median, q1=q1, q3=q3,
-                  low_fence=low, high_fence=high, outliers_low=int((v < low).sum()),
-                  outliers_high=int((v > high).sum()), values=tuple(float(x) for x in v))
+    return Spread(
+        count=len(v),
+        minimum=float(v[0]),
+        maximum=float(v[-1]),
+        median=median,
+        q1=q1,
+        q3=q3,
+        low_fence=low,
+        high_fence=high,
+        outliers_low=int((v < low).sum()),
+        outliers_high=int((v > high).sum()),
+        values=tuple(float(x) for x in v),
+    )

@@ -7,6 +7,7 @@ Ridge point (the roofline's knee) of a data type: ``peak FLOP/s ÷ memory bytes/
 FLOP/byte. A kernel whose arithmetic intensity is below it cannot reach the compute peak
 of that data type and is memory-bound; above it, compute-bound.
 """
+
 from __future__ import annotations
 
 import pandas as pd
@@ -16,14 +17,39 @@ from generators.readers.hardware import DTYPES, GpuSpec
 from generators.readers.peaks import MeasuredRun
 
 RIDGE_COLUMNS = ["gpu", "dtype", "peak_flop_per_s", "bandwidth_bytes_per_s", "ridge_flop_per_byte"]
-DEVICE_COLUMNS = ["gpu", "report", "version", "device_name", "sm_count", "spec_sm_count", "l2_bytes",
-                  "spec_l2_bytes", "total_memory_bytes"]
-MEASURED_COLUMNS = ["gpu", "report", "version", "kind", "item", "measured_per_s", "spec_per_s",
-                    "fraction_of_spec", "ridge_flop_per_byte"]
+DEVICE_COLUMNS = [
+    "gpu",
+    "report",
+    "version",
+    "device_name",
+    "sm_count",
+    "spec_sm_count",
+    "l2_bytes",
+    "spec_l2_bytes",
+    "total_memory_bytes",
+]
+MEASURED_COLUMNS = [
+    "gpu",
+    "report",
+    "version",
+    "kind",
+    "item",
+    "measured_per_s",
+    "spec_per_s",
+    "fraction_of_spec",
+    "ridge_flop_per_byte",
+]
 
 #: Capture matmul dtype -> hardware peak it is measured against.
-MATMUL_DTYPES = {"fp64": "fp64_tensor", "fp32": "fp32", "tf32": "tf32", "bf16": "bf16",
-                 "fp16": "fp16", "fp8": "fp8", "fp4": "fp4"}
+MATMUL_DTYPES = {
+    "fp64": "fp64_tensor",
+    "fp32": "fp32",
+    "tf32": "tf32",
+    "bf16": "bf16",
+    "fp16": "fp16",
+    "fp8": "fp8",
+    "fp4": "fp4",
+}
 
 
 def ridge_point(peak_flop_per_s: float, bandwidth_bytes_per_s: float) -> float:
@@ -41,8 +67,9 @@ def ridge_table(gpus: list[GpuSpec]) -> pd.DataFrame:
         for dtype in DTYPES:
             peak = gpu.peaks.get(dtype)
             if peak is not None:
-                rows.append((gpu.id, dtype, peak.dense_flop_per_s, bandwidth,
-                             ridge_point(peak.dense_flop_per_s, bandwidth)))
+                rows.append(
+                    (gpu.id, dtype, peak.dense_flop_per_s, bandwidth, ridge_point(peak.dense_flop_per_s, bandwidth))
+                )
     return pd.DataFrame(rows, columns=RIDGE_COLUMNS)
 
 
@@ -53,8 +80,11 @@ def match_runs(gpus: list[GpuSpec], runs: list[MeasuredRun]) -> list[GpuSpec]:
     for run in runs:
         gpu = by_name.get(run.gpu.name)
         if gpu is None:
-            raise UserError(run.path, f"GPU {run.gpu.name!r} is not in the device_names of any "
-                            "hardware file; add it to the matching data/hardware/*.yml")
+            raise UserError(
+                run.path,
+                f"GPU {run.gpu.name!r} is not in the device_names of any "
+                "hardware file; add it to the matching data/hardware/*.yml",
+            )
         matched.append(gpu)
     return matched
 
@@ -71,21 +101,53 @@ def measured_table(gpus: list[GpuSpec], runs: list[MeasuredRun]) -> pd.DataFrame
         for mm in sorted(run.matmul, key=lambda m: _dtype_order(m.dtype)):
             peak = gpu.peaks.get(MATMUL_DTYPES.get(mm.dtype, mm.dtype))
             spec = peak.dense_flop_per_s if peak else None
-            rows.append((gpu.id, run.report, run.version, "matmul", mm.dtype, mm.flop_per_s, spec,
-                         mm.flop_per_s / spec if spec else None,
-                         ridge_point(mm.flop_per_s, best_bw) if best_bw else None))
+            rows.append(
+                (
+                    gpu.id,
+                    run.report,
+                    run.version,
+                    "matmul",
+                    mm.dtype,
+                    mm.flop_per_s,
+                    spec,
+                    mm.flop_per_s / spec if spec else None,
+                    ridge_point(mm.flop_per_s, best_bw) if best_bw else None,
+                )
+            )
         spec_bw = gpu.memory_bandwidth_bytes_per_s.value
         for mem in sorted(run.memory, key=lambda m: m.name):
-            rows.append((gpu.id, run.report, run.version, "memory", mem.name, mem.bytes_per_s, spec_bw,
-                         mem.bytes_per_s / spec_bw if spec_bw else None, None))
+            rows.append(
+                (
+                    gpu.id,
+                    run.report,
+                    run.version,
+                    "memory",
+                    mem.name,
+                    mem.bytes_per_s,
+                    spec_bw,
+                    mem.bytes_per_s / spec_bw if spec_bw else None,
+                    None,
+                )
+            )
     return pd.DataFrame(rows, columns=MEASURED_COLUMNS)
 
 
 def device_table(gpus: list[GpuSpec], runs: list[MeasuredRun]) -> pd.DataFrame:
     """What CUDA reported about the device of each run, beside the spec (SMs, L2)."""
-    rows = [(gpu.id, run.report, run.version, run.gpu.name, run.gpu.sm_count, gpu.sm_count.value,
-             run.gpu.l2_bytes, gpu.l2_bytes.value, run.gpu.total_memory_bytes)
-            for run, gpu in zip(runs, match_runs(gpus, runs))]
+    rows = [
+        (
+            gpu.id,
+            run.report,
+            run.version,
+            run.gpu.name,
+            run.gpu.sm_count,
+            gpu.sm_count.value,
+            run.gpu.l2_bytes,
+            gpu.l2_bytes.value,
+            run.gpu.total_memory_bytes,
+        )
+        for run, gpu in zip(runs, match_runs(gpus, runs))
+    ]
     return pd.DataFrame(rows, columns=DEVICE_COLUMNS)
 
 

@@ -37,6 +37,7 @@ absent. Renderers show the same facts in tables, so prose and tables cannot disa
 Without a variant prefix: ``ridge.<dtype>.<spec|measured>``, ``peak.<dtype>.<source>``,
 ``bandwidth.<source>``, ``launch_bound.threshold``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -47,19 +48,22 @@ from generators.quantity import Quantity
 
 
 def _variant(v, result) -> dict[str, Quantity]:
-    out = {"kernels": Quantity(v.kernel_count, "count"),
-           "distinct_kernels": Quantity(len(v.kernels), "count"),
-           "kernel_time": Quantity(v.total_ns, "ms"), "range_time": Quantity(v.range_ns, "ms"),
-           "busy_share": Quantity(v.busy_ns / v.range_ns if v.range_ns else 0.0, "percent"),
-           "top_n": Quantity(min(v.top_n, len(v.kernels)), "count"),
-           "top_share": Quantity(v.top_share, "percent"),
-           "top1.share": Quantity(float(v.kernels["share"].iloc[0]), "percent"),
-           "top_complete": Quantity(v.top_complete, "count"),
-           "top_profiled": Quantity(int((v.top["profiled"] > 0).sum()), "count"),
-           "launch_bound.launches": Quantity(v.short["launches"], "count"),
-           "launch_bound.launch_share": Quantity(v.short["launch_share"], "percent"),
-           "launch_bound.time_share": Quantity(v.short["time_share"], "percent"),
-           "profiled": Quantity(v.profiled, "count")}
+    out = {
+        "kernels": Quantity(v.kernel_count, "count"),
+        "distinct_kernels": Quantity(len(v.kernels), "count"),
+        "kernel_time": Quantity(v.total_ns, "ms"),
+        "range_time": Quantity(v.range_ns, "ms"),
+        "busy_share": Quantity(v.busy_ns / v.range_ns if v.range_ns else 0.0, "percent"),
+        "top_n": Quantity(min(v.top_n, len(v.kernels)), "count"),
+        "top_share": Quantity(v.top_share, "percent"),
+        "top1.share": Quantity(float(v.kernels["share"].iloc[0]), "percent"),
+        "top_complete": Quantity(v.top_complete, "count"),
+        "top_profiled": Quantity(int((v.top["profiled"] > 0).sum()), "count"),
+        "launch_bound.launches": Quantity(v.short["launches"], "count"),
+        "launch_bound.launch_share": Quantity(v.short["launch_share"], "percent"),
+        "launch_bound.time_share": Quantity(v.short["time_share"], "percent"),
+        "profiled": Quantity(v.profiled, "count"),
+    }
     for row in v.categories.itertuples():
         out[f"category.{row.category}.share"] = Quantity(row.share, "percent")
         out[f"category.{row.category}.time"] = Quantity(row.total_ns, "ms")
@@ -82,8 +86,10 @@ def _variant(v, result) -> dict[str, Quantity]:
 
 
 def _launch_facts(v, result) -> dict[str, Quantity]:
-    out = {"matched": Quantity(int(v.launches["trace_name"].notna().sum()), "count"),
-           "review.count": Quantity(int(v.review["kernel_id"].nunique()), "count")}
+    out = {
+        "matched": Quantity(int(v.launches["trace_name"].notna().sum()), "count"),
+        "review.count": Quantity(int(v.review["kernel_id"].nunique()), "count"),
+    }
     for row in v.class_counts.itertuples():
         out[f"class.{row.cls}.launches"] = Quantity(row.launches, "count")
         out[f"class.{row.cls}.share"] = Quantity(row.launch_share, "percent")

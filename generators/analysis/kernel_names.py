@@ -15,6 +15,7 @@ Templates are filled with the match's named groups (an optional group that did n
 part is "") and ``{dtype}``. When ``dtype`` is empty, a bracket pair left empty by it
 (``"Add ()"``, ``"加法（）"``) is dropped with its leading space.
 """
+
 from __future__ import annotations
 
 import re
@@ -25,8 +26,18 @@ import pandas as pd
 from generators.analysis.demangled import short_name
 from generators.readers.kernel_rules import KernelRules, Rule
 
-COLUMNS = ["name", "rule", "library", "category", "dtype", "short_name", "name_en", "name_zh",
-           "description_en", "description_zh"]
+COLUMNS = [
+    "name",
+    "rule",
+    "library",
+    "category",
+    "dtype",
+    "short_name",
+    "name_en",
+    "name_zh",
+    "description_en",
+    "description_zh",
+]
 
 # The first element type found in a name, in this order: a bf16 kernel often names float for
 # its accumulator or functor (MulFunctor<float>), so the narrow storage types come first.
@@ -60,9 +71,18 @@ def _row(name: str, rules: KernelRules) -> list:
     if rule is None:
         return [name, -1, "", "other", dtype, short, short, short, "", ""]
     groups = {k: (v or "") for k, v in match.groupdict().items()}
-    return [name, rule.index, rule.library, rule.category, dtype, short,
-            _fill(rule.name.en, groups, dtype), _fill(rule.name.zh, groups, dtype),
-            _fill(rule.description.en, groups, dtype), _fill(rule.description.zh, groups, dtype)]
+    return [
+        name,
+        rule.index,
+        rule.library,
+        rule.category,
+        dtype,
+        short,
+        _fill(rule.name.en, groups, dtype),
+        _fill(rule.name.zh, groups, dtype),
+        _fill(rule.description.en, groups, dtype),
+        _fill(rule.description.zh, groups, dtype),
+    ]
 
 
 def _first(name: str, rules: Iterable[Rule]):

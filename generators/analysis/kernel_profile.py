@@ -11,6 +11,7 @@ Pure: tables in (readers' output), tables out; the steps are the modules named b
 3. Per trace name its class (most frequent class of its profiled launches; "unknown" when
    none was profiled), and what share of the range's kernel time each class holds.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -24,9 +25,20 @@ from generators.analysis.ncu_metrics import launch_table
 from generators.readers.kernel_rules import CATEGORIES
 
 #: Metrics with a histogram, in the order the report shows them (launch_table columns).
-HISTOGRAM_METRICS = ["sm_pct", "memory_pct", "dram_pct", "memory_bytes_per_s", "max_bandwidth_pct",
-                     "l1_hit_pct", "l1_throughput_pct", "l2_hit_pct", "l2_throughput_pct",
-                     "achieved_occupancy_pct", "theoretical_occupancy_pct", "duration_ns"]
+HISTOGRAM_METRICS = [
+    "sm_pct",
+    "memory_pct",
+    "dram_pct",
+    "memory_bytes_per_s",
+    "max_bandwidth_pct",
+    "l1_hit_pct",
+    "l1_throughput_pct",
+    "l2_hit_pct",
+    "l2_throughput_pct",
+    "achieved_occupancy_pct",
+    "theoretical_occupancy_pct",
+    "duration_ns",
+]
 
 
 @dataclass(frozen=True)
@@ -104,12 +116,23 @@ def analyse(timeline, ncu, rules, config, variant: str, roof_table: pd.DataFrame
         counts = classify.class_counts(launches, ranked)
     attention = kernel_time.share_in_ranges(kernels, timeline.ranges, list(config.variants[variant].attention_ranges))
     return VariantAnalysis(
-        name=variant, kernel_count=len(kernels), total_ns=int(kernels["dur_ns"].sum()), range_ns=range_ns,
-        busy_ns=kernel_time.busy_ns(kernels), kernels=ranked, top_n=config.top,
+        name=variant,
+        kernel_count=len(kernels),
+        total_ns=int(kernels["dur_ns"].sum()),
+        range_ns=range_ns,
+        busy_ns=kernel_time.busy_ns(kernels),
+        kernels=ranked,
+        top_n=config.top,
         categories=kernel_time.category_shares(kernels, names, CATEGORIES),
-        short=kernel_time.short_kernels(kernels, config.launch_bound_us * 1e3), attention_share=attention,
-        launches=launches, review=review, class_counts=counts, class_means=means, spreads=spreads,
-        normalized=normalized)
+        short=kernel_time.short_kernels(kernels, config.launch_bound_us * 1e3),
+        attention_share=attention,
+        launches=launches,
+        review=review,
+        class_counts=counts,
+        class_means=means,
+        spreads=spreads,
+        normalized=normalized,
+    )
 
 
 def dtypes_used(launches: pd.DataFrame | None, default: str) -> list[str]:

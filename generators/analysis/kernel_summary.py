@@ -20,6 +20,7 @@ same on every run. ``kernel_count`` and ``total_ns`` are over all kernels summar
 The computation uses numpy only (``.table`` makes a DataFrame on request), so a
 summary of a big trace does not pay for importing pandas.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
@@ -87,9 +88,15 @@ def summarize_durations(names: Sequence[str], dur_ns: np.ndarray) -> KernelSumma
     lo, hi = starts + (counts - 1) // 2, starts + counts // 2
     total = np.add.reduceat(d, starts)
     grand = int(d.sum())
-    cols = {"name": [uniques[i] for i in c[starts].tolist()], "instances": counts, "total_ns": total,
-            "avg_ns": total / counts, "median_ns": (d[lo] + d[hi]) / 2,
-            "min_ns": d[starts], "max_ns": d[starts + counts - 1]}
+    cols = {
+        "name": [uniques[i] for i in c[starts].tolist()],
+        "instances": counts,
+        "total_ns": total,
+        "avg_ns": total / counts,
+        "median_ns": (d[lo] + d[hi]) / 2,
+        "min_ns": d[starts],
+        "max_ns": d[starts + counts - 1],
+    }
     return KernelSummary(_sorted(cols, grand), int(len(d)), grand)
 
 
@@ -101,7 +108,6 @@ def summarize(kernels) -> KernelSummary:
 def from_table(table) -> KernelSummary:
     """A summary someone else computed (nsys stats CSV, SQLite) with ``SUMMARY_SCHEMA``
     columns: add ``pct``, sort, total."""
-    cols = {c: (table[c].astype(str).tolist() if c == "name" else table[c].to_numpy())
-            for c in COLUMNS if c != "pct"}
+    cols = {c: (table[c].astype(str).tolist() if c == "name" else table[c].to_numpy()) for c in COLUMNS if c != "pct"}
     grand = int(cols["total_ns"].sum())
     return KernelSummary(_sorted(cols, grand), int(cols["instances"].sum()), grand)

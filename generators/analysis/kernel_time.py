@@ -13,6 +13,7 @@ Pure functions on timeline tables (``readers.timeline`` schemas) and the name ta
 * :func:`share_in_ranges` - share of the kernel time launched inside other named ranges
   (e.g. the attention operator).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -35,8 +36,9 @@ def in_range(timeline, range_name: str, path) -> tuple[pd.DataFrame, int]:
     kernels = timeline.kernels[attribution.in_range(timeline.kernels, ranges, range_name)]
     if kernels.empty:
         raise UserError(path, f"no kernel was launched inside the range {range_name!r}")
-    return kernels.reset_index(drop=True), _union_ns(selected["start_ns"].to_numpy(np.int64),
-                                                     selected["end_ns"].to_numpy(np.int64))
+    return kernels.reset_index(drop=True), _union_ns(
+        selected["start_ns"].to_numpy(np.int64), selected["end_ns"].to_numpy(np.int64)
+    )
 
 
 def _union_ns(starts: np.ndarray, ends: np.ndarray) -> int:
@@ -70,10 +72,18 @@ def category_shares(kernels: pd.DataFrame, names: pd.DataFrame, categories: tupl
     """category, total_ns, share, launches, kernels (distinct names); categories with time only,
     ordered by time (ties in the order of ``categories``)."""
     cat = kernels["name"].astype(str).map(names.set_index("name")["category"])
-    table = pd.DataFrame({"category": cat.to_numpy(), "dur_ns": kernels["dur_ns"].to_numpy(np.int64),
-                          "name": kernels["name"].astype(str).to_numpy()})
-    grouped = table.groupby("category", sort=False).agg(total_ns=("dur_ns", "sum"), launches=("dur_ns", "size"),
-                                                        kernels=("name", "nunique")).reset_index()
+    table = pd.DataFrame(
+        {
+            "category": cat.to_numpy(),
+            "dur_ns": kernels["dur_ns"].to_numpy(np.int64),
+            "name": kernels["name"].astype(str).to_numpy(),
+        }
+    )
+    grouped = (
+        table.groupby("category", sort=False)
+        .agg(total_ns=("dur_ns", "sum"), launches=("dur_ns", "size"), kernels=("name", "nunique"))
+        .reset_index()
+    )
     grouped["share"] = grouped["total_ns"] / table["dur_ns"].sum()
     grouped["order"] = grouped["category"].map({c: i for i, c in enumerate(categories)})
     grouped = grouped.sort_values(["total_ns", "order"], ascending=[False, True], kind="stable")
@@ -84,9 +94,12 @@ def short_kernels(kernels: pd.DataFrame, threshold_ns: float) -> dict[str, float
     dur = kernels["dur_ns"].to_numpy(np.int64)
     short = dur < threshold_ns
     total = int(dur.sum())
-    return {"launches": int(short.sum()), "total_ns": int(dur[short].sum()),
-            "launch_share": float(short.mean()) if len(dur) else 0.0,
-            "time_share": float(dur[short].sum() / total) if total else 0.0}
+    return {
+        "launches": int(short.sum()),
+        "total_ns": int(dur[short].sum()),
+        "launch_share": float(short.mean()) if len(dur) else 0.0,
+        "time_share": float(dur[short].sum() / total) if total else 0.0,
+    }
 
 
 def share_in_ranges(kernels: pd.DataFrame, ranges: pd.DataFrame, names: list[str]) -> float | None:

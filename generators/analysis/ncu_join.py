@@ -24,6 +24,7 @@ name, e.g. from the kernels table of the range); ``ncu_kernels`` is
 ``readers.ncu_csv.NcuReport.kernels``. Returns one row per ncu kernel: ``kernel_id``,
 ``trace_name`` (None when unmatched), ``match``.
 """
+
 from __future__ import annotations
 
 import pandas as pd

@@ -30,6 +30,7 @@ FLOPs, following Nsight Compute's own roofline charts:
 * Half-precision CUDA-core instructions (HADD/HMUL/HFMA) are not in these sections and are
   not counted.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -86,18 +87,24 @@ def _wide(report, path) -> pd.DataFrame:
     present = set(metrics["metric"].unique())
     missing = [m for m in wanted if m not in present]
     if missing:
-        raise UserError(path, f"the raw page lacks metric {missing[0]} ({len(missing)} missing): collect the "
-                              "sections SpeedOfLight, MemoryWorkloadAnalysis, Occupancy, SpeedOfLight_RooflineChart "
-                              "and SpeedOfLight_HierarchicalTensorRooflineChart")
+        raise UserError(
+            path,
+            f"the raw page lacks metric {missing[0]} ({len(missing)} missing): collect the "
+            "sections SpeedOfLight, MemoryWorkloadAnalysis, Occupancy, SpeedOfLight_RooflineChart "
+            "and SpeedOfLight_HierarchicalTensorRooflineChart",
+        )
     rows = metrics[metrics["metric"].isin(wanted)]
-    return rows.pivot_table(index="kernel_id", columns="metric", values="value", aggfunc="first",
-                            dropna=False).reindex(columns=wanted)
+    return rows.pivot_table(index="kernel_id", columns="metric", values="value", aggfunc="first", dropna=False).reindex(
+        columns=wanted
+    )
 
 
 def launch_table(report, path) -> pd.DataFrame:
     if report.format != "ncu-raw-csv":
-        raise UserError(path, "metrics must be an Nsight Compute --page raw export (metric names as columns); "
-                              "this is the details page")
+        raise UserError(
+            path,
+            "metrics must be an Nsight Compute --page raw export (metric names as columns); this is the details page",
+        )
     wide = _wide(report, path)
     kernels = report.kernels.set_index("kernel_id")
     out = pd.DataFrame(index=kernels.index)

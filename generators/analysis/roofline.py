@@ -16,6 +16,7 @@ on log-log axes, and they meet at the ridge point ``peak ÷ bandwidth`` (FLOP/by
 point and its FLOP/s as a fraction of its peak, so that every precision shares one roof,
 ``min(1, x)``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -33,8 +34,9 @@ def roofs(gpu, measured, dtypes: list[str]) -> pd.DataFrame:
     for dtype in dtypes:
         peak = gpu.peaks.get(dtype)
         if peak is not None and bandwidth:
-            rows.append(("spec", dtype, peak.dense_flop_per_s, bandwidth,
-                         ridge_point(peak.dense_flop_per_s, bandwidth)))
+            rows.append(
+                ("spec", dtype, peak.dense_flop_per_s, bandwidth, ridge_point(peak.dense_flop_per_s, bandwidth))
+            )
     if measured is not None and measured.memory:
         best = max(m.bytes_per_s for m in measured.memory)
         by_dtype = {MATMUL_DTYPES.get(m.dtype, m.dtype): m.flop_per_s for m in measured.matmul}
@@ -59,5 +61,6 @@ def normalized(launches: pd.DataFrame, roof_table: pd.DataFrame, source: str = "
     ridge = launches["ridge_dtype"].map(lookup(roof_table, source, "ridge_flop_per_byte"))
     peak = launches["ridge_dtype"].map(lookup(roof_table, source, "peak_flop_per_s"))
     with np.errstate(divide="ignore", invalid="ignore"):
-        return pd.DataFrame({"kernel_id": launches["kernel_id"], "x": launches["intensity"] / ridge,
-                             "y": launches["flop_per_s"] / peak})
+        return pd.DataFrame(
+            {"kernel_id": launches["kernel_id"], "x": launches["intensity"] / ridge, "y": launches["flop_per_s"] / peak}
+        )

@@ -4,6 +4,7 @@ Each of decode / ncu / sweep / peaks writes one report folder with a new version
 ``--out`` (``reports/<kind>-<gpu>/v<N>/``); ``all`` runs them in turn (what ``make capture`` does).
 ``--smoke`` runs the same code on the CPU with the tiny model and small settings.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -15,21 +16,40 @@ import tempfile
 from pathlib import Path
 
 try:
-    import torch
+    import torch  # noqa: F401  (checked here, used by the workload modules)
 except ImportError:  # the capture runs on the GPU machine's python3, which has torch
-    raise SystemExit("error: torch is not installed for this python3: `make capture` runs on a GPU "
-                     "machine whose python3 has torch (CAPTURE_PYTHON=... to choose another)")
+    raise SystemExit(
+        "error: torch is not installed for this python3: `make capture` runs on a GPU "
+        "machine whose python3 has torch (CAPTURE_PYTHON=... to choose another)"
+    ) from None
 
 from generators.capture import decode, meta, ncu, peaks, sweep
 from generators.capture.common import compress, pick_device, sync, timed, trace
 from generators.capture.model import SIZES
 
 # trace_tokens: the profiled generation is shorter than the timed one, to keep the sample small
-FULL = {"decode_size": "large", "prompt": 128, "new_tokens": 64, "trace_tokens": 16,
-        "sweep_sizes": ["small", "medium", "large", "xl", "2.7B"], "seqs": [128, 256, 512, 1024],
-        "batch": 4, "warmup": 3, "reps": 10}
-SMOKE = {"decode_size": "tiny", "prompt": 16, "new_tokens": 4, "trace_tokens": 4, "sweep_sizes": ["tiny"],
-         "seqs": [16, 32], "batch": 2, "warmup": 1, "reps": 2}
+FULL = {
+    "decode_size": "large",
+    "prompt": 128,
+    "new_tokens": 64,
+    "trace_tokens": 16,
+    "sweep_sizes": ["small", "medium", "large", "xl", "2.7B"],
+    "seqs": [128, 256, 512, 1024],
+    "batch": 4,
+    "warmup": 3,
+    "reps": 10,
+}
+SMOKE = {
+    "decode_size": "tiny",
+    "prompt": 16,
+    "new_tokens": 4,
+    "trace_tokens": 4,
+    "sweep_sizes": ["tiny"],
+    "seqs": [16, 32],
+    "batch": 2,
+    "warmup": 1,
+    "reps": 2,
+}
 VARIANTS = {"fused": True, "written": False}
 
 
@@ -48,21 +68,38 @@ def cmd_decode(args, settings, device) -> Path:
     files, timing, plain = {}, {}, []
     for variant, fused in VARIANTS.items():
         model, tokens = decode.build(size, fused, prompt, new, device)
-        timing[variant] = timed(lambda: decode.generate(model, tokens, new), device, warmup=1, reps=3)
+        timing[variant] = timed(lambda: decode.generate(model, tokens, new), device, warmup=1, reps=3)  # noqa: B023, F821
         plain.append(folder / f"trace_{variant}.json")
-        trace(lambda: decode.generate(model, tokens, traced), device, plain[-1], record_shapes=True)
-        files[plain[-1].name + ".xz"] = (f"Kineto trace (PyTorch profiler, {'CPU+CUDA' if device.type == 'cuda' else 'CPU'}, shapes): prefill + "
-                                         f"{traced - 1} decode steps, {variant} attention")
+        trace(lambda: decode.generate(model, tokens, traced), device, plain[-1], record_shapes=True)  # noqa: B023, F821
+        files[plain[-1].name + ".xz"] = (
+            f"Kineto trace (PyTorch profiler, {'CPU+CUDA' if device.type == 'cuda' else 'CPU'}, shapes): prefill + "
+            f"{traced - 1} decode steps, {variant} attention"
+        )
         del model
     compress(plain)
     (folder / "timing.json").write_text(json.dumps(timing, indent=2, sort_keys=True) + "\n")
     files["timing.json"] = "wall-clock ms of a whole generation (prefill + decode), no profiler"
-    meta.write(folder, "decode", device, commands=[meta.command_line()], model=SIZES[size].as_dict(),
-               workload={"batch": 1, "prompt_tokens": prompt, "new_tokens": new, "dtype": "bfloat16",
-                         "decode_steps": new - 1, "traced_new_tokens": traced,
-                         "traced_decode_steps": traced - 1, "variants": list(VARIANTS), "sampling": "greedy",
-                         "kv_cache": True, "weights": "random (seed 0)"},
-               files=files)
+    meta.write(
+        folder,
+        "decode",
+        device,
+        commands=[meta.command_line()],
+        model=SIZES[size].as_dict(),
+        workload={
+            "batch": 1,
+            "prompt_tokens": prompt,
+            "new_tokens": new,
+            "dtype": "bfloat16",
+            "decode_steps": new - 1,
+            "traced_new_tokens": traced,
+            "traced_decode_steps": traced - 1,
+            "variants": list(VARIANTS),
+            "sampling": "greedy",
+            "kv_cache": True,
+            "weights": "random (seed 0)",
+        },
+        files=files,
+    )
     return folder
 
 
@@ -73,8 +110,9 @@ def cmd_ncu(args, settings, device) -> Path:
     meta_path = folder / "meta.json"
     if meta_path.exists():  # add the ncu commands to the decode capture's metadata
         data = json.loads(meta_path.read_text())
-        data["ncu"] = {v: {k: r.get(k) for k in ("status", "commands", "sections", "reason")}
-                       for v, r in result.items()}
+        data["ncu"] = {
+            v: {k: r.get(k) for k in ("status", "commands", "sections", "reason")} for v, r in result.items()
+        }
         data["ncu_workload"] = {"prompt_tokens": settings["prompt"], "new_tokens": 2, "decode_steps": 1}
         for r in result.values():
             data["files"].update(r.get("files", {}))
@@ -89,8 +127,18 @@ def cmd_sweep(args, settings, device) -> Path:
     with tempfile.TemporaryDirectory() as tmp:
         for size in settings["sweep_sizes"]:
             part = Path(tmp) / f"{size}.json"
-            cmd = [sys.executable, "-m", "generators.capture", "sweep-size", "--size", size,
-                   "--json", str(part), "--traces", str(folder / "traces")] + (["--smoke"] if args.smoke else [])
+            cmd = [
+                sys.executable,
+                "-m",
+                "generators.capture",
+                "sweep-size",
+                "--size",
+                size,
+                "--json",
+                str(part),
+                "--traces",
+                str(folder / "traces"),
+            ] + (["--smoke"] if args.smoke else [])
             commands.append(" ".join(cmd[1:]))
             proc = subprocess.run(cmd)
             if proc.returncode != 0 or not part.exists():
@@ -99,14 +147,27 @@ def cmd_sweep(args, settings, device) -> Path:
             results.extend(json.loads(part.read_text()))
     doc = {"schema": "profsite.sweep/1", "results": results}
     (folder / "results.json").write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
-    meta.write(folder, "sweep", device, commands=commands,
-               model={s: SIZES[s].as_dict() for s in settings["sweep_sizes"]},
-               workload={"batch": settings["batch"], "seq_lens": settings["seqs"], "passes": list(sweep.PASSES),
-                         "precision": "fp32 weights, torch.autocast bfloat16", "optimizer": "AdamW(lr=1e-4)",
-                         "attention": "written out (scores, softmax, matmul ranges)",
-                         "warmup": settings["warmup"], "reps": settings["reps"]},
-               files={"results.json": "timings, peak memory and status per configuration",
-                      "traces/": "one Kineto trace per configuration that ran"})
+    meta.write(
+        folder,
+        "sweep",
+        device,
+        commands=commands,
+        model={s: SIZES[s].as_dict() for s in settings["sweep_sizes"]},
+        workload={
+            "batch": settings["batch"],
+            "seq_lens": settings["seqs"],
+            "passes": list(sweep.PASSES),
+            "precision": "fp32 weights, torch.autocast bfloat16",
+            "optimizer": "AdamW(lr=1e-4)",
+            "attention": "written out (scores, softmax, matmul ranges)",
+            "warmup": settings["warmup"],
+            "reps": settings["reps"],
+        },
+        files={
+            "results.json": "timings, peak memory and status per configuration",
+            "traces/": "one Kineto trace per configuration that ran",
+        },
+    )
     return folder
 
 
@@ -116,8 +177,15 @@ def cmd_peaks(args, settings, device) -> Path:
     gpu = meta.gpu_info(device)
     doc["gpu"] = {k: gpu.get(k) for k in ("name", "sm_count", "total_memory_bytes", "l2_bytes")}
     (folder / "peaks.json").write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
-    meta.write(folder, "peaks", device, commands=[meta.command_line()], model=None,
-               workload={"method": peaks.__doc__.strip()}, files={"peaks.json": "measured ceilings"})
+    meta.write(
+        folder,
+        "peaks",
+        device,
+        commands=[meta.command_line()],
+        model=None,
+        workload={"method": peaks.__doc__.strip()},
+        files={"peaks.json": "measured ceilings"},
+    )
     return folder
 
 
@@ -130,8 +198,15 @@ def cmd_decode_step(args, settings, device) -> None:
 
 
 def cmd_sweep_size(args, settings, device) -> None:
-    results = sweep.run_size(args.size, settings["seqs"], settings["batch"], device, Path(args.traces),
-                             warmup=settings["warmup"], reps=settings["reps"])
+    results = sweep.run_size(
+        args.size,
+        settings["seqs"],
+        settings["batch"],
+        device,
+        Path(args.traces),
+        warmup=settings["warmup"],
+        reps=settings["reps"],
+    )
     Path(args.json).write_text(json.dumps(results))
 
 

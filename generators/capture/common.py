@@ -1,4 +1,5 @@
 """Small helpers shared by the capture workloads (device choice, ranges, timing)."""
+
 from __future__ import annotations
 
 import contextlib
@@ -18,8 +19,9 @@ def pick_device(smoke: bool) -> torch.device:
     if smoke:
         return torch.device("cpu")
     if not torch.cuda.is_available():
-        raise SystemExit("error: no CUDA GPU is visible: `make capture` runs on a GPU machine "
-                         "(use --smoke for the CPU smoke mode)")
+        raise SystemExit(
+            "error: no CUDA GPU is visible: `make capture` runs on a GPU machine (use --smoke for the CPU smoke mode)"
+        )
     return torch.device("cuda")
 
 
@@ -52,8 +54,14 @@ def timed(fn, device: torch.device, warmup: int, reps: int) -> dict:
         fn()
         sync(device)
         samples.append((time.perf_counter() - t0) * 1e3)
-    return {"median_ms": statistics.median(samples), "min_ms": min(samples), "max_ms": max(samples),
-            "reps": reps, "warmup": warmup, "samples_ms": samples}
+    return {
+        "median_ms": statistics.median(samples),
+        "min_ms": min(samples),
+        "max_ms": max(samples),
+        "reps": reps,
+        "warmup": warmup,
+        "samples_ms": samples,
+    }
 
 
 def trace(fn, device: torch.device, path: Path, *, record_shapes: bool = False) -> None:

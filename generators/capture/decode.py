@@ -5,6 +5,7 @@ with ``nvtx=True``, NVTX ranges of the same names (for ``ncu --nvtx-include deco
 The prefill produces the first new token; the decode range runs ``new_tokens - 1``
 steps of one token each.
 """
+
 from __future__ import annotations
 
 import torch
@@ -23,8 +24,9 @@ def build(size: str, fused: bool, prompt_len: int, new_tokens: int, device, dtyp
 
 
 @torch.inference_mode()
-def generate(model: TransformerLM, prompt: torch.Tensor, new_tokens: int, *, ranges: bool = True,
-             nvtx: bool = False) -> torch.Tensor:
+def generate(
+    model: TransformerLM, prompt: torch.Tensor, new_tokens: int, *, ranges: bool = True, nvtx: bool = False
+) -> torch.Tensor:
     cfg = model.cfg
     device, dtype = prompt.device, model.lm_head.weight.dtype
     cache = KVCache(cfg, prompt.shape[0], prompt.shape[1] + new_tokens, device, dtype)

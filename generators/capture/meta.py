@@ -1,4 +1,5 @@
 """Run metadata written beside every export: hardware, software, commands, date."""
+
 from __future__ import annotations
 
 import datetime as _dt
@@ -18,9 +19,17 @@ SCHEMA = "profsite.run-meta/1"
 
 # nvidia-smi fields recorded as they are printed (with units), keyed by the query name.
 SMI_FIELDS = [
-    "name", "driver_version", "pci.bus_id", "memory.total", "power.limit",
-    "clocks.max.sm", "clocks.max.memory", "clocks.sm", "clocks.mem",
-    "clocks.applications.graphics", "clocks.applications.memory",
+    "name",
+    "driver_version",
+    "pci.bus_id",
+    "memory.total",
+    "power.limit",
+    "clocks.max.sm",
+    "clocks.max.memory",
+    "clocks.sm",
+    "clocks.mem",
+    "clocks.applications.graphics",
+    "clocks.applications.memory",
 ]
 
 
@@ -49,8 +58,11 @@ def ncu_version() -> str | None:
 
 def gpu_info(device: torch.device) -> dict:
     if device.type != "cuda":
-        return {"name": f"CPU ({platform.processor() or platform.machine()})", "kind": "cpu",
-                "cpu_count": os.cpu_count()}
+        return {
+            "name": f"CPU ({platform.processor() or platform.machine()})",
+            "kind": "cpu",
+            "cpu_count": os.cpu_count(),
+        }
     p = torch.cuda.get_device_properties(device)
     info = {
         "kind": "cuda",
@@ -82,16 +94,28 @@ def slug(gpu_name: str) -> str:
 
 
 def command_line() -> str:
-    return shlex.join([Path(sys.executable).name, *sys.orig_argv[1:]]) if hasattr(sys, "orig_argv") \
+    return (
+        shlex.join([Path(sys.executable).name, *sys.orig_argv[1:]])
+        if hasattr(sys, "orig_argv")
         else shlex.join([Path(sys.executable).name, *sys.argv])
+    )
 
 
-def write(folder: Path, kind: str, device: torch.device, *, commands: list[str], model: dict | None,
-          workload: dict, files: dict[str, str], extra: dict | None = None) -> Path:
+def write(
+    folder: Path,
+    kind: str,
+    device: torch.device,
+    *,
+    commands: list[str],
+    model: dict | None,
+    workload: dict,
+    files: dict[str, str],
+    extra: dict | None = None,
+) -> Path:
     meta = {
         "schema": SCHEMA,
         "kind": kind,
-        "date": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
+        "date": _dt.datetime.now(_dt.UTC).replace(microsecond=0).isoformat(),
         "gpu": gpu_info(device),
         "software": software(),
         "commands": commands,

@@ -5,6 +5,7 @@ puts each step in its own ``record_function`` range (``scores``, ``softmax``, ``
 so reports can compare softmax against matmul time; the fused one calls
 ``scaled_dot_product_attention``.
 """
+
 from __future__ import annotations
 
 import math

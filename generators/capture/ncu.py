@@ -11,6 +11,7 @@ machine lends. So ncu samples: ``--filter-mode per-launch-config --launch-count 
 profiles the first N launches of each unique launch configuration (kernel, grid, block,
 shared memory) inside the range. Reports join these metrics to the trace by kernel name.
 """
+
 from __future__ import annotations
 
 import gzip
@@ -36,9 +37,20 @@ PER_CONFIG_LAUNCHES = 6
 
 
 def profile_command(rep: Path, workload: list[str]) -> list[str]:
-    cmd = ["ncu", "--clock-control", "none", "--target-processes", "all",
-           "--nvtx", "--nvtx-include", "decode/",
-           "--filter-mode", "per-launch-config", "--launch-count", str(PER_CONFIG_LAUNCHES)]
+    cmd = [
+        "ncu",
+        "--clock-control",
+        "none",
+        "--target-processes",
+        "all",
+        "--nvtx",
+        "--nvtx-include",
+        "decode/",
+        "--filter-mode",
+        "per-launch-config",
+        "--launch-count",
+        str(PER_CONFIG_LAUNCHES),
+    ]
     for section in SECTIONS:
         cmd += ["--section", section]
     return cmd + ["--export", str(rep), "--force-overwrite", *workload]
@@ -51,8 +63,18 @@ def export_commands(rep: Path) -> dict[str, list[str]]:
 def run(folder: Path, variant: str, size: str, prompt: int) -> dict:
     if shutil.which("ncu") is None:
         return {"status": "skipped", "reason": "ncu is not on PATH"}
-    workload = [sys.executable, "-m", "generators.capture", "decode-step", "--size", size,
-                "--variant", variant, "--prompt", str(prompt)]
+    workload = [
+        sys.executable,
+        "-m",
+        "generators.capture",
+        "decode-step",
+        "--size",
+        size,
+        "--variant",
+        variant,
+        "--prompt",
+        str(prompt),
+    ]
     rep = Path("/tmp") / f"profsite_ncu_{variant}.ncu-rep"
     cmd = profile_command(rep, workload)
     proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -67,6 +89,11 @@ def run(folder: Path, variant: str, size: str, prompt: int) -> dict:
         (folder / name).write_bytes(gzip.compress(out.stdout, compresslevel=9, mtime=0))
         files[name] = f"Nsight Compute CSV export, --page {page}, one decode step, {variant} attention"
         commands.append(shlex.join(export) + f" | gzip > {name}")
-    return {"status": "ok", "commands": commands, "files": files, "sections": SECTIONS,
-            "sampling": {"filter_mode": "per-launch-config", "launch_count": PER_CONFIG_LAUNCHES},
-            "log_tail": log[-1500:]}
+    return {
+        "status": "ok",
+        "commands": commands,
+        "files": files,
+        "sections": SECTIONS,
+        "sampling": {"filter_mode": "per-launch-config", "launch_count": PER_CONFIG_LAUNCHES},
+        "log_tail": log[-1500:],
+    }

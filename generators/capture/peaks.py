@@ -6,6 +6,7 @@ goes through ``torch._scaled_mm`` with unit scales and bf16 output.
 Bandwidth: a device-to-device copy of a large buffer; bytes moved = bytes read + bytes written.
 GPU times come from CUDA events (median of ``reps`` after ``warmup``).
 """
+
 from __future__ import annotations
 
 import statistics
@@ -39,8 +40,9 @@ def _median_seconds(fn, device, warmup: int, reps: int) -> float:
 
 
 def fp8_supported(device) -> bool:
-    return device.type == "cuda" and torch.cuda.get_device_capability(device) >= (8, 9) \
-        and hasattr(torch, "float8_e4m3fn")
+    return (
+        device.type == "cuda" and torch.cuda.get_device_capability(device) >= (8, 9) and hasattr(torch, "float8_e4m3fn")
+    )
 
 
 def matmul(dtype: str, n: int, device, *, warmup: int, reps: int) -> dict:
@@ -53,8 +55,9 @@ def matmul(dtype: str, n: int, device, *, warmup: int, reps: int) -> dict:
             one = torch.tensor(1.0, device=device)
             fn = lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)  # noqa: E731
         else:
-            torch_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32,
-                           "tf32": torch.float32}[dtype]
+            torch_dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, "tf32": torch.float32}[
+                dtype
+            ]
             torch.backends.cuda.matmul.allow_tf32 = dtype == "tf32"
             a = torch.randn(n, n, device=device, generator=g, dtype=torch_dtype)
             b = torch.randn(n, n, device=device, generator=g, dtype=torch_dtype)
@@ -63,8 +66,17 @@ def matmul(dtype: str, n: int, device, *, warmup: int, reps: int) -> dict:
     finally:
         torch.backends.cuda.matmul.allow_tf32 = prev
     flop = 2 * n**3
-    return {"dtype": dtype, "m": n, "n": n, "k": n, "reps": reps, "warmup": warmup,
-            "flop": flop, "median_s": seconds, "flop_per_s": flop / seconds}
+    return {
+        "dtype": dtype,
+        "m": n,
+        "n": n,
+        "k": n,
+        "reps": reps,
+        "warmup": warmup,
+        "flop": flop,
+        "median_s": seconds,
+        "flop_per_s": flop / seconds,
+    }
 
 
 def copy_bandwidth(nbytes: int, device, *, warmup: int, reps: int) -> dict:
@@ -72,8 +84,15 @@ def copy_bandwidth(nbytes: int, device, *, warmup: int, reps: int) -> dict:
     dst = torch.empty_like(src)
     seconds = _median_seconds(lambda: dst.copy_(src), device, warmup, reps)
     moved = 2 * nbytes
-    return {"name": "d2d_copy", "buffer_bytes": nbytes, "bytes_moved": moved, "reps": reps,
-            "warmup": warmup, "median_s": seconds, "bytes_per_s": moved / seconds}
+    return {
+        "name": "d2d_copy",
+        "buffer_bytes": nbytes,
+        "bytes_moved": moved,
+        "reps": reps,
+        "warmup": warmup,
+        "median_s": seconds,
+        "bytes_per_s": moved / seconds,
+    }
 
 
 def measure(device, *, smoke: bool) -> dict:

@@ -7,6 +7,7 @@ peak memory, and a Kineto trace of one more step. Running out of memory is a res
 (``status: "oom"``), not a crash. Each model size runs in its own process
 (``sweep-size``) so that one size's allocator state cannot make the next one fail.
 """
+
 from __future__ import annotations
 
 import json
@@ -25,8 +26,9 @@ def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:300]
 
 
-def run_config(size: str, seq: int, batch: int, pass_: str, device, *, warmup: int, reps: int,
-               trace_path: Path) -> dict:
+def run_config(
+    size: str, seq: int, batch: int, pass_: str, device, *, warmup: int, reps: int, trace_path: Path
+) -> dict:
     cfg = SIZES[size]
     rec = {"size": size, "seq_len": seq, "batch": batch, "pass": pass_}
     amp = torch.autocast(device_type=device.type, dtype=torch.bfloat16)
@@ -43,19 +45,19 @@ def run_config(size: str, seq: int, batch: int, pass_: str, device, *, warmup: i
 
             def step():
                 with labelled("forward", False), amp:
-                    logits = model(tokens)
+                    logits = model(tokens)  # noqa: F821
                     loss = F.cross_entropy(logits.view(-1, cfg.vocab).float(), targets.view(-1))
                 with labelled("backward", False):
                     loss.backward()
                 with labelled("optimizer", False):
-                    opt.step()
-                    opt.zero_grad(set_to_none=True)
+                    opt.step()  # noqa: F821
+                    opt.zero_grad(set_to_none=True)  # noqa: F821
         else:
             model.eval()
 
             def step():
                 with torch.no_grad(), labelled("forward", False), amp:
-                    model(tokens)
+                    model(tokens)  # noqa: F821
 
         if device.type == "cuda":
             torch.cuda.reset_peak_memory_stats(device)
@@ -74,16 +76,14 @@ def run_config(size: str, seq: int, batch: int, pass_: str, device, *, warmup: i
     return rec
 
 
-def run_size(size: str, seqs: list[int], batch: int, device, traces: Path, *, warmup: int,
-             reps: int) -> list[dict]:
+def run_size(size: str, seqs: list[int], batch: int, device, traces: Path, *, warmup: int, reps: int) -> list[dict]:
     traces.mkdir(parents=True, exist_ok=True)
     results = []
     for seq in seqs:
         for pass_ in PASSES:
             path = traces / f"{size}_{seq}_{pass_}.json"
             rec = run_config(size, seq, batch, pass_, device, warmup=warmup, reps=reps, trace_path=path)
-            print(json.dumps({k: rec.get(k) for k in ("size", "seq_len", "pass", "status", "median_ms")}),
-                  flush=True)
+            print(json.dumps({k: rec.get(k) for k in ("size", "seq_len", "pass", "status", "median_ms")}), flush=True)
             results.append(rec)
             sync(device)
     compress([traces / r["trace"].removeprefix("traces/").removesuffix(".xz") for r in results if "trace" in r])

@@ -9,6 +9,7 @@
 
 Both report :class:`Finding` lines, ``error: <file>[:<line>]: <what is wrong>``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -23,6 +23,7 @@ Numbers and names are told apart by :mod:`generators.checks.words`: ``H100``, ``
 ``x86-64`` are names (they start with a letter); ``34.62``, ``5µs``, ``2.7B``, ``80GB`` are
 numbers. Pages whose front matter says ``render_macros: false`` are read without jinja.
 """
+
 from __future__ import annotations
 
 import re
@@ -51,8 +52,12 @@ _SKIP_HTML = {"code", "pre", "script", "style", "kbd", "samp"}
 
 
 def _finding(path: str, line: int, word: str) -> Finding:
-    return Finding(path, f'stray number "{word}" in prose (inject it with {{{{ value(...) }}}}, '
-                         f'or mark it {{{{ lit("...") }}}} if typed on purpose)', line)
+    return Finding(
+        path,
+        f'stray number "{word}" in prose (inject it with {{{{ value(...) }}}}, '
+        f'or mark it {{{{ lit("...") }}}} if typed on purpose)',
+        line,
+    )
 
 
 class _Scanner:
@@ -151,7 +156,7 @@ def _front_matter(path: str, source: str) -> tuple[str, dict]:
         meta = yaml.safe_load(m.group(1)) or {}
     except yaml.YAMLError as exc:
         raise UserError(path, f"front matter is not YAML: {' '.join(str(exc).split())}") from None
-    return "\n" * m.group().count("\n") + source[m.end():], meta if isinstance(meta, dict) else {}
+    return "\n" * m.group().count("\n") + source[m.end() :], meta if isinstance(meta, dict) else {}
 
 
 def check_text(path: str, source: str) -> list[Finding]:
@@ -168,7 +173,7 @@ def check_text(path: str, source: str) -> list[Finding]:
         elif token.type == "html_block":
             scanner.html(token.content, line)
         # code_block and fence: code, not prose; other block tokens carry no text
-    return sorted(scanner.findings, key=lambda f: (f.line or 0))
+    return sorted(scanner.findings, key=lambda f: f.line or 0)
 
 
 def check_docs(docs_dir: Path) -> tuple[list[Path], list[Finding]]:

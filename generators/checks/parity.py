@@ -25,6 +25,7 @@ as a multiset of normalised numbers per page. Numbers are found with the rule of
   alone (``2021``, ``2021年``) is the number 2021;
 * everything else is compared as written: ``10-20`` and ``2–170`` hold two numbers each.
 """
+
 from __future__ import annotations
 
 import posixpath
@@ -40,29 +41,49 @@ from generators.checks import Finding
 from generators.checks.words import fold, numbers
 from generators.errors import UserError
 
-_MONTHS = {m: i for i, names in enumerate(
-    ["jan january", "feb february", "mar march", "apr april", "may", "jun june", "jul july",
-     "aug august", "sep sept september", "oct october", "nov november", "dec december"], start=1)
-    for m in names.split()}
+_MONTHS = {
+    m: i
+    for i, names in enumerate(
+        [
+            "jan january",
+            "feb february",
+            "mar march",
+            "apr april",
+            "may",
+            "jun june",
+            "jul july",
+            "aug august",
+            "sep sept september",
+            "oct october",
+            "nov november",
+            "dec december",
+        ],
+        start=1,
+    )
+    for m in names.split()
+}
 _MONTH = r"(?P<month>(?i:" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r"))\.?"
-_DATES = [re.compile(p) for p in (
-    rf"(?<![\w.])(?P<day>\d{{1,2}})\s+{_MONTH}\s+(?P<year>\d{{4}})(?!\w)",  # 26 November 2026
-    rf"(?<![\w.]){_MONTH}(?:\s+(?P<day>\d{{1,2}}))?,?\s+(?P<year>\d{{4}})(?!\w)",  # Nov 26, 2026
-    r"(?P<year>\d{4})\s*年\s*(?P<month>\d{1,2})\s*月(?:\s*(?P<day>\d{1,2})\s*[日号])?",  # 2026年11月26日
-    r"(?<![\w.-])(?P<year>\d{4})-(?P<month>\d{2})(?:-(?P<day>\d{2}))?(?![\w-])",  # 2026-11-26, 2026-11
-)]
+_DATES = [
+    re.compile(p)
+    for p in (
+        rf"(?<![\w.])(?P<day>\d{{1,2}})\s+{_MONTH}\s+(?P<year>\d{{4}})(?!\w)",  # 26 November 2026
+        rf"(?<![\w.]){_MONTH}(?:\s+(?P<day>\d{{1,2}}))?,?\s+(?P<year>\d{{4}})(?!\w)",  # Nov 26, 2026
+        r"(?P<year>\d{4})\s*年\s*(?P<month>\d{1,2})\s*月(?:\s*(?P<day>\d{1,2})\s*[日号])?",  # 2026年11月26日
+        r"(?<![\w.-])(?P<year>\d{4})-(?P<month>\d{2})(?:-(?P<day>\d{2}))?(?![\w-])",  # 2026-11-26, 2026-11
+    )
+]
 _DATE_MARK = "\ue001"  # stands in for a date once it is read: not a word character
 _NUMBER = re.compile(r"[0-9]+(?:,[0-9]{3})*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+(?![0-9A-Za-z]))?")
 _LATIN_SCALE = {"K": 3, "M": 6, "B": 9, "T": 12}
 _CJK_SCALE = {"万亿": 12, "万": 4, "亿": 8}
 _SKIP_TAGS = {"script", "style", "template"}
-_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
-         "track", "wbr"}
+_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
 
 @dataclass(frozen=True)
 class Shown:
     """One number as a page shows it: its normalised value and the text around it."""
+
     value: str
     context: str
 
@@ -150,7 +171,7 @@ def _resolve(url: str, href: str) -> str:
 
 def _context(text: str, start: int, end: int, width: int = 40) -> str:
     """``…text before [the number] text after…`` on one line."""
-    before, after = text[max(0, start - width):start], text[end:end + width]
+    before, after = text[max(0, start - width) : start], text[end : end + width]
     return re.sub(r"\s+", " ", f"…{before}[{text[start:end]}]{after}…")
 
 
@@ -182,13 +203,13 @@ def shown_numbers(text: str) -> list[Shown]:
     for word in numbers(text):
         for m in _NUMBER.finditer(word.text):
             start, end = word.start + m.start(), word.start + m.end()
-            if m.start() and not word.text[m.start() - 1] in "-/":
+            if m.start() and word.text[m.start() - 1] not in "-/":
                 continue  # digits after letters inside the word (the 7 of 2-7B is fine)
             try:
                 value = _decimal(m.group())
             except InvalidOperation:  # pragma: no cover - the pattern only matches decimals
                 continue
-            suffix = word.text[m.end():]
+            suffix = word.text[m.end() :]
             if len(suffix) == 1 and suffix in _LATIN_SCALE:
                 value = value.scaleb(_LATIN_SCALE[suffix])
             elif not suffix:
@@ -197,8 +218,12 @@ def shown_numbers(text: str) -> list[Shown]:
                         value, end = value.scaleb(exp), end + len(cjk)
                         break
             sign_at = start - 1
-            if (m.start() == 0 and sign_at >= 0 and text[sign_at] in "-−"
-                    and (sign_at == 0 or not text[sign_at - 1].isalnum())):
+            if (
+                m.start() == 0
+                and sign_at >= 0
+                and text[sign_at] in "-−"
+                and (sign_at == 0 or not text[sign_at - 1].isalnum())
+            ):
                 value, start = -value, sign_at
             out.append(Shown(_key(value), _context(original, start, end)))
     return out
@@ -211,15 +236,22 @@ def compare(left: Page, right: Page) -> list[Finding]:
     findings = []
     for page, other in ((left, right), (right, left)):
         extra = counts[page.lang] - counts[other.lang]
-        for value, n in sorted(extra.items()):
+        for value, n in sorted(extra.items()):  # noqa: B007
             contexts = [s.context for s in shown[page.lang] if s.value == value]
             times = f"{counts[page.lang][value]} times" if counts[page.lang][value] > 1 else "once"
             there = counts[other.lang][value]
             missing = "not at all" if not there else f"only {there} times" if there > 1 else "only once"
-            findings.append(Finding(str(page.path), (
-                f'{page.lang} shows "{value.removeprefix("date ")}" {times}, {other.lang} '
-                f"({other.url}) {missing}: " + "; ".join(contexts[:3])
-                + (f"; and {len(contexts) - 3} more" if len(contexts) > 3 else ""))))
+            findings.append(
+                Finding(
+                    str(page.path),
+                    (
+                        f'{page.lang} shows "{value.removeprefix("date ")}" {times}, {other.lang} '
+                        f"({other.url}) {missing}: "
+                        + "; ".join(contexts[:3])
+                        + (f"; and {len(contexts) - 3} more" if len(contexts) > 3 else "")
+                    ),
+                )
+            )
     return findings
 
 

@@ -22,6 +22,7 @@ A word with a digit in it is
 
 Numbers written as words (``twice``, ``两倍``, ``三``) are not numbers to this rule.
 """
+
 from __future__ import annotations
 
 import re
@@ -84,4 +85,4 @@ def typed_numbers(text: str) -> list[str]:
         char_folded = unicodedata.normalize("NFKC", char)
         folded.append(char_folded)
         offsets += [i] * len(char_folded)
-    return [text[offsets[w.start]:offsets[w.end - 1] + 1] for w in numbers("".join(folded))]
+    return [text[offsets[w.start] : offsets[w.end - 1] + 1] for w in numbers("".join(folded))]

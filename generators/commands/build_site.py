@@ -13,6 +13,7 @@ written to ``--log-file``. On success one summary line is printed. On failure:
 * a strict-mode abort (a broken link, a warning) prints the warnings and exits 1;
 * anything else is a bug and keeps its traceback.
 """
+
 from __future__ import annotations
 
 import logging
@@ -31,8 +32,12 @@ HELP = "build the bilingual site with mkdocs --strict; replace --site-dir only i
 def add_arguments(parser) -> None:
     parser.add_argument("--site-dir", type=Path, default=Path("site"))
     parser.add_argument("--config-file", type=Path, default=Path("mkdocs.yml"))
-    parser.add_argument("--log-file", type=Path, default=Path(".cache/build.log"),
-                        help="where the full build log goes (default: .cache/build.log)")
+    parser.add_argument(
+        "--log-file",
+        type=Path,
+        default=Path(".cache/build.log"),
+        help="where the full build log goes (default: .cache/build.log)",
+    )
 
 
 class _Collect(logging.Handler):
@@ -67,8 +72,9 @@ def _source_date_epoch(root: Path) -> str:
     """Pages' "updated" dates (sitemap) come from SOURCE_DATE_EPOCH: the last commit's time,
     so that two builds of the same checkout are byte-identical."""
     try:
-        out = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%ct"],
-                             capture_output=True, text=True, timeout=10)
+        out = subprocess.run(
+            ["git", "-C", str(root), "log", "-1", "--format=%ct"], capture_output=True, text=True, timeout=10
+        )
         return out.stdout.strip() or "0"
     except (OSError, subprocess.TimeoutExpired):
         return "0"

@@ -7,6 +7,7 @@ purpose is marked ``{{ lit("...") }}``; numbers from the data come in through
 ``{{ value(...) }}`` or ``{{ unit(...) }}``. See :mod:`generators.checks.literals` for what
 is prose and :mod:`generators.checks.words` for what is a number.
 """
+
 from __future__ import annotations
 
 import sys
@@ -16,8 +17,9 @@ HELP = "check that the pages' prose has no hand-typed numbers (mark intended one
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("docs_dir", nargs="?", type=Path, default=Path("docs"),
-                        help="the pages' folder (default: docs)")
+    parser.add_argument(
+        "docs_dir", nargs="?", type=Path, default=Path("docs"), help="the pages' folder (default: docs)"
+    )
 
 
 def run(args) -> int:

@@ -6,6 +6,7 @@ aside (see :mod:`generators.checks.parity` for the normalisation). Each differen
 line, ``error: <page>: <lang> shows "<n>" ..., <other lang> (<page>) not at all: <context>``,
 and the exit code is 2; with none, one summary line and exit code 0.
 """
+
 from __future__ import annotations
 
 import sys
@@ -15,8 +16,7 @@ HELP = "check that the English and Chinese pages of a built site show the same n
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("site_dir", nargs="?", type=Path, default=Path("site"),
-                        help="the built site (default: site)")
+    parser.add_argument("site_dir", nargs="?", type=Path, default=Path("site"), help="the built site (default: site)")
 
 
 def run(args) -> int:

@@ -17,6 +17,7 @@ profiler wrote it, times in ns (``avg_ns`` and ``median_ns`` may be x.5 or fract
 NAME (see ``generators.analysis.attribution`` for the rule and ``--same-thread``).
 The whole result is computed before anything is printed: an error leaves stdout empty.
 """
+
 from __future__ import annotations
 
 import json
@@ -26,14 +27,17 @@ HELP = "kernel summary (per kernel name) of a Kineto trace or an nsys export (SQ
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("path", help="Kineto trace (.json, gzip or xz), nsys .sqlite, or nsys stats "
-                                     "cuda_gpu_kern_sum CSV")
-    parser.add_argument("--range", metavar="NAME", dest="range_name",
-                        help="only kernels launched inside ranges with exactly this name")
+    parser.add_argument(
+        "path", help="Kineto trace (.json, gzip or xz), nsys .sqlite, or nsys stats cuda_gpu_kern_sum CSV"
+    )
+    parser.add_argument(
+        "--range", metavar="NAME", dest="range_name", help="only kernels launched inside ranges with exactly this name"
+    )
     parser.add_argument("--top", metavar="N", type=_positive, help="list only the N kernels with most total time")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
-    parser.add_argument("--same-thread", action="store_true",
-                        help="NVIDIA's rule: the launching call must be on the range's own thread")
+    parser.add_argument(
+        "--same-thread", action="store_true", help="NVIDIA's rule: the launching call must be on the range's own thread"
+    )
 
 
 def _positive(text: str) -> int:
@@ -89,13 +93,27 @@ def _number(value):
 
 
 def document(path: str, fmt: str, range_name: str | None, summary) -> dict:
-    rows = [{"name": r["name"], "instances": int(r["instances"]), "total_ns": int(r["total_ns"]),
-             "avg_ns": _number(r["avg_ns"]), "median_ns": _number(r["median_ns"]),
-             "min_ns": int(r["min_ns"]), "max_ns": int(r["max_ns"]), "pct": float(r["pct"])}
-            for r in summary.rows()]
-    return {"source": {"path": path, "format": fmt}, "range": range_name,
-            "kernel_count": summary.kernel_count, "total_ns": summary.total_ns,
-            "coverage_pct": summary.coverage_pct, "kernels": rows}
+    rows = [
+        {
+            "name": r["name"],
+            "instances": int(r["instances"]),
+            "total_ns": int(r["total_ns"]),
+            "avg_ns": _number(r["avg_ns"]),
+            "median_ns": _number(r["median_ns"]),
+            "min_ns": int(r["min_ns"]),
+            "max_ns": int(r["max_ns"]),
+            "pct": float(r["pct"]),
+        }
+        for r in summary.rows()
+    ]
+    return {
+        "source": {"path": path, "format": fmt},
+        "range": range_name,
+        "kernel_count": summary.kernel_count,
+        "total_ns": summary.total_ns,
+        "coverage_pct": summary.coverage_pct,
+        "kernels": rows,
+    }
 
 
 def _us(ns) -> str:
@@ -106,16 +124,31 @@ def render(doc: dict, width: int = 100) -> str:
     from tabulate import tabulate
 
     scope = f" in range {doc['range']!r}" if doc["range"] is not None else ""
-    head = (f"{doc['source']['path']} ({doc['source']['format']}): {doc['kernel_count']:,} kernels{scope}, "
-            f"{_us(doc['total_ns'])} µs in total; listed: {len(doc['kernels'])} names, "
-            f"{doc['coverage_pct']:.2f}% of the time")
-    rows = [[i, f"{k['pct']:.2f}", _us(k["total_ns"]), f"{k['instances']:,}", _us(k["avg_ns"]),
-             _us(k["median_ns"]), _us(k["min_ns"]), _us(k["max_ns"]),
-             k["name"] if len(k["name"]) <= width else k["name"][: width - 1] + "…"]
-            for i, k in enumerate(doc["kernels"], 1)]
-    table = tabulate(rows, headers=["#", "time %", "total µs", "count", "avg µs", "median µs", "min µs",
-                                    "max µs", "name"], disable_numparse=True,
-                     colalign=("right",) * 8 + ("left",))
+    head = (
+        f"{doc['source']['path']} ({doc['source']['format']}): {doc['kernel_count']:,} kernels{scope}, "
+        f"{_us(doc['total_ns'])} µs in total; listed: {len(doc['kernels'])} names, "
+        f"{doc['coverage_pct']:.2f}% of the time"
+    )
+    rows = [
+        [
+            i,
+            f"{k['pct']:.2f}",
+            _us(k["total_ns"]),
+            f"{k['instances']:,}",
+            _us(k["avg_ns"]),
+            _us(k["median_ns"]),
+            _us(k["min_ns"]),
+            _us(k["max_ns"]),
+            k["name"] if len(k["name"]) <= width else k["name"][: width - 1] + "…",
+        ]
+        for i, k in enumerate(doc["kernels"], 1)
+    ]
+    table = tabulate(
+        rows,
+        headers=["#", "time %", "total µs", "count", "avg µs", "median µs", "min µs", "max µs", "name"],
+        disable_numparse=True,
+        colalign=("right",) * 8 + ("left",),
+    )
     return head + "\n" + table
 
 

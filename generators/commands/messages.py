@@ -12,6 +12,7 @@ This uses babel's Python API rather than the ``pybabel`` command so that the fil
 deterministic: a fixed creation date and no line numbers, so a template changes only when
 its messages do.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -28,7 +29,7 @@ from generators.render.i18n import CATALOG_DIRS, DOMAIN, catalog_path, load_cata
 HELP = "extract, update or check the message catalogs under locales/"
 ROOT = Path(__file__).resolve().parents[2]
 KEYWORDS = {"N_": None}
-FIXED_DATE = dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc)
+FIXED_DATE = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 WIDTH = 100
 
 
@@ -41,11 +42,17 @@ def extract(root: Path) -> Catalog:
     """The template catalog: every marked message of the project, sorted by message id."""
     with (root / "babel.cfg").open() as fh:
         method_map, options_map = parse_mapping_cfg(fh)
-    template = Catalog(project="profsite", domain=DOMAIN, creation_date=FIXED_DATE,
-                       revision_date=FIXED_DATE, fuzzy=False, charset="utf-8")
+    template = Catalog(
+        project="profsite",
+        domain=DOMAIN,
+        creation_date=FIXED_DATE,
+        revision_date=FIXED_DATE,
+        fuzzy=False,
+        charset="utf-8",
+    )
     for filename, lineno, message, comments, context in extract_from_dir(
-            root, method_map, options_map, keywords=KEYWORDS, comment_tags=("TRANSLATORS:",),
-            strip_comment_tags=True):
+        root, method_map, options_map, keywords=KEYWORDS, comment_tags=("TRANSLATORS:",), strip_comment_tags=True
+    ):
         template.add(message, None, [(filename, lineno)], auto_comments=comments, context=context)
     return template
 
@@ -103,8 +110,11 @@ def run(args) -> int:
     else:
         found = problems(root)
         for path, bad in found.items():
-            raise UserError(path.relative_to(root), f"{len(bad)} message(s) need a translation, "
-                            f"first: {bad[0]} (run `python -m generators messages update`, translate)")
+            raise UserError(
+                path.relative_to(root),
+                f"{len(bad)} message(s) need a translation, "
+                f"first: {bad[0]} (run `python -m generators messages update`, translate)",
+            )
         print("every message is translated")
     return 0
 

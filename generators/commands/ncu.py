@@ -13,6 +13,7 @@ the file's order, values in base units (see ``generators.readers.ncu_csv``).
   metrics (``CachePreferNone``), or null when empty; ``"flag"`` is present when the
   reader flagged the value (``unknown unit``, ``text``, ``instances``).
 """
+
 from __future__ import annotations
 
 import json
@@ -45,8 +46,10 @@ def document(report, path: str) -> dict:
         labels = m.drop_duplicates(["kernel_id", "section", "metric"])
         counts = labels.groupby(["kernel_id", "metric"]).size()
         repeated = set(counts[counts > 1].index)
-    kernels = {int(k): {"id": int(k), "name": str(n), "metrics": {}}
-               for k, n in zip(report.kernels.kernel_id, report.kernels.kernel_name)}
+    kernels = {
+        int(k): {"id": int(k), "name": str(n), "metrics": {}}
+        for k, n in zip(report.kernels.kernel_id, report.kernels.kernel_name)
+    }
     for row in m.itertuples(index=False):
         kid = int(row.kernel_id)
         key = f"{row.metric} [{row.section}]" if (kid, row.metric) in repeated else row.metric
@@ -58,8 +61,7 @@ def document(report, path: str) -> dict:
         kernel = kernels.setdefault(kid, {"id": kid, "name": row.kernel_name, "metrics": {}})
         kernel["metrics"][key] = entry
     ordered = [kernels[k] for k in sorted(kernels)]
-    return {"source": {"path": path, "format": report.format}, "kernel_count": len(ordered),
-            "kernels": ordered}
+    return {"source": {"path": path, "format": report.format}, "kernel_count": len(ordered), "kernels": ordered}
 
 
 def _fmt(value) -> str:
@@ -81,8 +83,11 @@ def render(doc: dict) -> str:
     out = [f"{doc['source']['path']} ({doc['source']['format']}): {doc['kernel_count']} profiled kernel(s)"]
     for k in doc["kernels"]:
         rows = [[key, _fmt(e["value"]), e["unit"], e.get("flag", "")] for key, e in k["metrics"].items()]
-        out += ["", f"[{k['id']}] {k['name']}",
-                tabulate(rows, headers=["metric", "value", "unit", "note"], colalign=("left", "right"))]
+        out += [
+            "",
+            f"[{k['id']}] {k['name']}",
+            tabulate(rows, headers=["metric", "value", "unit", "note"], colalign=("left", "right")),
+        ]
     return "\n".join(out)
 
 

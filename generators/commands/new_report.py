@@ -15,6 +15,7 @@ nsys SQLite exports, Nsight Compute ``--page raw`` CSVs, ``meta.json`` ...):
 Everything is checked before anything is written; an existing report or page is never
 overwritten. Problems are one line, ``error: <path>: <what is wrong>``.
 """
+
 from __future__ import annotations
 
 import re
@@ -131,20 +132,26 @@ def _yaml_text(value: str) -> str:
 
 def report_yml(args, variants: dict, hardware: str, measured: str | None, timing: set[str]) -> str:
     primary = "fused" if "fused" in variants else sorted(variants)[0]
-    lines = ["# Kernel-profile report (schema: generators/readers/report_config.py), written by",
-             "# `python -m generators new-report`; edit it by hand.",
-             "schema: profsite.report/1", "kind: kernel-profile", "title:",
-             f"  en: {_yaml_text(args.title_en or f'Kernel profile: {args.report_id}')}",
-             f"  zh: {_yaml_text(args.title_zh or f'内核剖析：{args.report_id}')}",
-             f"hardware: {hardware}"]
+    lines = [
+        "# Kernel-profile report (schema: generators/readers/report_config.py), written by",
+        "# `python -m generators new-report`; edit it by hand.",
+        "schema: profsite.report/1",
+        "kind: kernel-profile",
+        "title:",
+        f"  en: {_yaml_text(args.title_en or f'Kernel profile: {args.report_id}')}",
+        f"  zh: {_yaml_text(args.title_zh or f'内核剖析：{args.report_id}')}",
+        f"hardware: {hardware}",
+    ]
     if measured:
         lines.append(f"measured_peaks: {measured}")
-    lines += [f"range: {_yaml_text(args.range)}", "top: 10", "launch_bound_us: 5", f"primary: {primary}",
-              "variants:"]
+    lines += [f"range: {_yaml_text(args.range)}", "top: 10", "launch_bound_us: 5", f"primary: {primary}", "variants:"]
     for name in sorted(variants):
         files = variants[name]
-        lines += [f"  {name}:", f"    label: {{en: {_yaml_text(name)}, zh: {_yaml_text(name)}}}",
-                  f"    timeline: {files['timeline']}"]
+        lines += [
+            f"  {name}:",
+            f"    label: {{en: {_yaml_text(name)}, zh: {_yaml_text(name)}}}",
+            f"    timeline: {files['timeline']}",
+        ]
         if "metrics" in files:
             lines.append(f"    metrics: {files['metrics']}")
         lines.append(f"    attention_ranges: [{', '.join(_yaml_text(r) for r in files['attention'])}]")
@@ -207,9 +214,15 @@ def run(args) -> int:
         template = (TEMPLATES / args.kind / f"{lang}.md").read_text(encoding="utf-8")
         title = getattr(config.title, lang)
         page.parent.mkdir(parents=True, exist_ok=True)
-        page.write_text(template.replace("__TITLE__", title).replace("__REPORT__", report_id)
-                        .replace("__PRIMARY__", config.primary), encoding="utf-8")
+        page.write_text(
+            template.replace("__TITLE__", title)
+            .replace("__REPORT__", report_id)
+            .replace("__PRIMARY__", config.primary),
+            encoding="utf-8",
+        )
     config_path.write_text(nav, encoding="utf-8")
-    print(f"created {target}/ (report.yml, v1/ with {sum(1 for _ in version.iterdir())} files), "
-          f"{pages['en']}, {pages['zh']}; added to the nav of {config_path}")
+    print(
+        f"created {target}/ (report.yml, v1/ with {sum(1 for _ in version.iterdir())} files), "
+        f"{pages['en']}, {pages['zh']}; added to the nav of {config_path}"
+    )
     return 0

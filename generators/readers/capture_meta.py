@@ -15,6 +15,7 @@ and ``.decode``); a report shows them in its setup and methodology sections.
 Each reader returns typed structs; a missing file is ``None`` (these records are optional
 for reports of exports made elsewhere), a malformed one a ``UserError`` naming the field.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -43,6 +44,7 @@ class NcuRun(msgspec.Struct, frozen=True):
 class Meta(msgspec.Struct, frozen=True):
     """A decode capture's ``meta.json``, stricter than ``run_meta.MetaFile``: the report shows
     its model and workload as tables, so they must be flat."""
+
     schema: str
     kind: str
     date: str

@@ -16,6 +16,7 @@
 ``read_kernels(path)`` reads any timeline format into the common ``Timeline``.
 Reader modules are imported when used.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -33,8 +34,12 @@ _NCU = re.compile(r'^"ID","Process ID","Process Name","Host Name",(?:"[^"\n]*",)
 _NCU_DETAILS = ('"Section Name"', '"Metric Name"', '"Metric Value"')
 
 TIMELINE_READERS = {tl.KINETO: "generators.readers.kineto", tl.NSYS_SQLITE: "generators.readers.nsys_sqlite"}
-READERS = {**TIMELINE_READERS, tl.NSYS_STATS_CSV: "generators.readers.nsys_stats_csv",
-           tl.NCU_RAW_CSV: "generators.readers.ncu_csv", tl.NCU_DETAILS_CSV: "generators.readers.ncu_csv"}
+READERS = {
+    **TIMELINE_READERS,
+    tl.NSYS_STATS_CSV: "generators.readers.nsys_stats_csv",
+    tl.NCU_RAW_CSV: "generators.readers.ncu_csv",
+    tl.NCU_DETAILS_CSV: "generators.readers.ncu_csv",
+}
 
 
 def _text(head: bytes) -> str | None:
@@ -55,7 +60,8 @@ def _utf16(head: bytes) -> bool:
     sample = head[:64]
     halves = sample[0::2], sample[1::2]
     return len(sample) >= 8 and any(
-        a.count(0) == len(a) and b.count(0) == 0 and b.isascii() for a, b in (halves, halves[::-1]))
+        a.count(0) == len(a) and b.count(0) == 0 and b.isascii() for a, b in (halves, halves[::-1])
+    )
 
 
 def _classify(path: str, head: bytes) -> str:
@@ -76,10 +82,13 @@ def _classify(path: str, head: bytes) -> str:
     if _NSYS_STATS.search(text):
         return tl.NSYS_STATS_CSV
     if (m := _NCU.search(text)) is not None:
-        header = text[m.start():].split("\n", 1)[0]
+        header = text[m.start() :].split("\n", 1)[0]
         return tl.NCU_DETAILS_CSV if all(h in header for h in _NCU_DETAILS) else tl.NCU_RAW_CSV
-    raise UserError(path, "not a recognised profiler export (expected a Kineto JSON trace, an nsys "
-                          "SQLite export or stats CSV, or an Nsight Compute CSV)")
+    raise UserError(
+        path,
+        "not a recognised profiler export (expected a Kineto JSON trace, an nsys "
+        "SQLite export or stats CSV, or an Nsight Compute CSV)",
+    )
 
 
 def detect_format(path: str | os.PathLike[str]) -> str:

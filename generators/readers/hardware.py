@@ -28,6 +28,7 @@ A value that is not published is ``{value: null, note: {en: ..., zh: ...}}``: th
 says why. Ridge points are never typed here; they are computed
 (``generators.analysis.hardware``).
 """
+
 from __future__ import annotations
 
 import os
@@ -143,8 +144,9 @@ def _check(path: Path, doc: HardwareFile) -> None:
     for i, src in enumerate(doc.sources):
         if not ISO_DATE.match(src.date):
             raise UserError(path, f"sources[{i}].date: {src.date!r} is not YYYY, YYYY-MM or YYYY-MM-DD")
-    fields = {name: getattr(doc, name) for name in ("sm_count", "memory_gb", "memory_bandwidth_gb_s",
-                                                    "l2_mib", "nvlink_gb_s")}
+    fields = {
+        name: getattr(doc, name) for name in ("sm_count", "memory_gb", "memory_bandwidth_gb_s", "l2_mib", "nvlink_gb_s")
+    }
     fields.update({f"peaks.{k}": v for k, v in doc.peaks.items()})
     for name, item in fields.items():
         value = item.dense_tflop_s if isinstance(item, Peak) else item.value
@@ -188,10 +190,13 @@ def read(path: str | os.PathLike[str]) -> GpuSpec:
         memory_bandwidth_bytes_per_s=_value(doc.memory_bandwidth_gb_s, 1e9),
         l2_bytes=_value(doc.l2_mib, 2**20),
         nvlink_bytes_per_s=_value(doc.nvlink_gb_s, 1e9),
-        peaks={d: PeakSpec(p.dense_tflop_s * 1e12,
-                           None if p.sparse_tflop_s is None else p.sparse_tflop_s * 1e12,
-                           p.source, p.note)
-               for d in DTYPES if (p := doc.peaks.get(d)) is not None},
+        peaks={
+            d: PeakSpec(
+                p.dense_tflop_s * 1e12, None if p.sparse_tflop_s is None else p.sparse_tflop_s * 1e12, p.source, p.note
+            )
+            for d in DTYPES
+            if (p := doc.peaks.get(d)) is not None
+        },
         notes=tuple(doc.notes),
     )
 

@@ -16,6 +16,7 @@ exactly a run of whole elements. When a candidate cut does not decode, earlier o
 tried; when nothing works, :class:`NotStreamable` tells the caller to decode the whole
 document instead (which then gives the definitive result or error).
 """
+
 from __future__ import annotations
 
 import re
@@ -64,19 +65,24 @@ class _Buffer:
         if self.fill + _BLOCK > len(self.data):  # an element longer than the buffer
             self.data.extend(bytes(max(_BLOCK, len(self.data) // 2)))
         with memoryview(self.data) as view:
-            n = self.source.readinto(view[self.fill: self.fill + _BLOCK])
+            n = self.source.readinto(view[self.fill : self.fill + _BLOCK])
         self.fill += n
         self.eof = n == 0
 
     def drop(self, n: int) -> None:
         """Forget the first n bytes."""
-        self.data[: self.fill - n] = self.data[n: self.fill]
+        self.data[: self.fill - n] = self.data[n : self.fill]
         self.fill -= n
 
 
-def stream_array(source: Source, key: str, decode_chunk: Callable[[Any], Any],
-                 on_chunk: Callable[[Any], None], decode_object: Callable[[bytes], Any],
-                 chunk_bytes: int = 8 << 20) -> tuple[Any, Any]:
+def stream_array(
+    source: Source,
+    key: str,
+    decode_chunk: Callable[[Any], Any],
+    on_chunk: Callable[[Any], None],
+    decode_object: Callable[[bytes], Any],
+    chunk_bytes: int = 8 << 20,
+) -> tuple[Any, Any]:
     """Decode the array under ``key`` a run of elements at a time, calling ``on_chunk``
     with each decoded run; return ``decode_object`` of the document's other members
     before and after the array. Raises :class:`NotStreamable`.
@@ -179,7 +185,7 @@ def _finish(buf: _Buffer, decode_chunk, on_chunk, decode_object) -> Any:
         pos = data.rfind(b"]", floor, pos)
         if pos < 0:
             break
-        after = _object_after(bytes(data[pos + 1: fill]))
+        after = _object_after(bytes(data[pos + 1 : fill]))
         if after is None:
             continue
         try:

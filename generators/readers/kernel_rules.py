@@ -16,6 +16,7 @@ missing fields and wrong types (msgspec), a pattern that does not compile, a cat
 and braces that do not form placeholders. Applying the rules is
 ``generators.analysis.kernel_names``.
 """
+
 from __future__ import annotations
 
 import os
@@ -33,10 +34,10 @@ from generators.readers import typed_file
 SCHEMA = "profsite.kernel-rules/1"
 #: The default rules file, relative to the data folder.
 DEFAULT_PATH = Path("rules") / "kernels.yml"
-CATEGORIES = ("gemm", "attention", "elementwise", "copy", "reduction", "optimizer", "communication",
-              "memory", "other")
-Category = Literal["gemm", "attention", "elementwise", "copy", "reduction", "optimizer", "communication",
-                   "memory", "other"]
+CATEGORIES = ("gemm", "attention", "elementwise", "copy", "reduction", "optimizer", "communication", "memory", "other")
+Category = Literal[
+    "gemm", "attention", "elementwise", "copy", "reduction", "optimizer", "communication", "memory", "other"
+]
 #: Placeholders every template may use besides the pattern's named groups.
 BUILTIN_FIELDS = frozenset({"dtype"})
 
@@ -95,11 +96,16 @@ def _rule(path: Path, i: int, entry: RuleEntry) -> Rule:
             try:
                 names = _fields(template)
             except ValueError as exc:
-                raise UserError(path, f"{where}.{field}.{lang}: {exc} (write {{{{ and }}}} for literal braces)") from None
+                raise UserError(
+                    path, f"{where}.{field}.{lang}: {exc} (write {{{{ and }}}} for literal braces)"
+                ) from None
             unknown = [n for n in names if n not in allowed]
             if unknown:
-                raise UserError(path, f"{where}.{field}.{lang}: placeholder {{{unknown[0]}}} is neither "
-                                      f"dtype nor a named group of match ({sorted(pattern.groupindex)})")
+                raise UserError(
+                    path,
+                    f"{where}.{field}.{lang}: placeholder {{{unknown[0]}}} is neither "
+                    f"dtype nor a named group of match ({sorted(pattern.groupindex)})",
+                )
     return Rule(i, pattern, entry.library, entry.category, entry.name, entry.description)
 
 

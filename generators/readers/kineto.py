@@ -32,6 +32,7 @@ Kernel fields come from the event's ``args``: ``device``, ``stream``, ``correlat
 * Speed: ``readers.kineto_events`` decodes (see its notes on where the time goes),
   ``readers.kineto_tables`` builds the tables. ``kernel_durations`` skips the tables.
 """
+
 from __future__ import annotations
 
 import os

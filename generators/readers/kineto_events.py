@@ -12,6 +12,7 @@ vCPUs gave little parallel speed-up under load, and the pipe and pickling cost C
 finding kernel events by text search before decoding (scanning the text costs as much
 as decoding it); tagged unions on ``ph`` (slower).
 """
+
 from __future__ import annotations
 
 import gc
@@ -28,11 +29,25 @@ from generators.readers.sources import open_source, read_all
 from generators.readers.usec import to_ns
 
 KERNEL_CATS = ("kernel", "mtia_ccp_events")
-LAUNCH_CATS = ("cuda_runtime", "cuda_driver", "mtia_runtime", "xpu_runtime", "runtime",
-               "driver", "privateuse1_runtime", "privateuse1_driver")
+LAUNCH_CATS = (
+    "cuda_runtime",
+    "cuda_driver",
+    "mtia_runtime",
+    "xpu_runtime",
+    "runtime",
+    "driver",
+    "privateuse1_runtime",
+    "privateuse1_driver",
+)
 # cat -> small code; 0 = skipped
-_CODE = {**{c: 1 for c in KERNEL_CATS}, "gpu_memcpy": 2, "gpu_memset": 3,
-         **{c: 4 for c in LAUNCH_CATS}, "user_annotation": 5, "cpu_op": 6}
+_CODE = {
+    **{c: 1 for c in KERNEL_CATS},
+    "gpu_memcpy": 2,
+    "gpu_memset": 3,
+    **{c: 4 for c in LAUNCH_CATS},
+    "user_annotation": 5,
+    "cpu_op": 6,
+}
 CHUNK_BYTES = 4 << 20  # text decoded per msgspec call (small: freed memory is reused, fewer page faults)
 _MISSING = msgspec.Raw(b"")  # usec.to_ns rejects it: "missing ts/dur"
 _NO_NAME = msgspec.Raw(b'""')
@@ -67,6 +82,7 @@ class Event(msgspec.Struct, gc=False):
 
 class DeviceEvent(msgspec.Struct, gc=False):
     """Event for ``with_host=False``: without the host thread (a little faster)."""
+
     cat: str = ""
     name: msgspec.Raw = _NO_NAME
     ts: msgspec.Raw = _MISSING
@@ -109,7 +125,7 @@ def ints(values: list) -> tuple[np.ndarray, np.ndarray | None]:
     try:
         return np.array(values, dtype=np.int64), None
     except (TypeError, ValueError, OverflowError):
-        valid = np.array([type(v) is int and -2**63 <= v < 2**63 for v in values], dtype=bool)
+        valid = np.array([type(v) is int and -(2**63) <= v < 2**63 for v in values], dtype=bool)
         return np.array([v if k else 0 for v, k in zip(values, valid.tolist())], dtype=np.int64), valid
 
 
@@ -154,9 +170,14 @@ def _triples(values: list, prefix: str) -> dict[str, tuple]:
 def _device_rows(path: str, events: list, what: str) -> tuple[dict, list[Args]]:
     args = _args(path, events)
     start, dur = _times(path, events, what)
-    return {"name": _names(path, events), "start_ns": start, "dur_ns": dur,
-            "device": ints([a.device for a in args]), "stream": ints([a.stream for a in args]),
-            "correlation": ints([a.correlation for a in args])}, args
+    return {
+        "name": _names(path, events),
+        "start_ns": start,
+        "dur_ns": dur,
+        "device": ints([a.device for a in args]),
+        "stream": ints([a.stream for a in args]),
+        "correlation": ints([a.correlation for a in args]),
+    }, args
 
 
 def _launch_rows(path: str, events: list) -> dict | None:
@@ -168,9 +189,13 @@ def _launch_rows(path: str, events: list) -> dict | None:
     if not events:
         return None
     start, dur = _times(path, events, "runtime")
-    rows = {"correlation": np.array(corr, dtype=np.int64),
-            "launch_pid": ints(list(map(_PID, events))), "launch_tid": ints(list(map(_TID, events))),
-            "launch_start_ns": start, "launch_end_ns": start + dur}
+    rows = {
+        "correlation": np.array(corr, dtype=np.int64),
+        "launch_pid": ints(list(map(_PID, events))),
+        "launch_tid": ints(list(map(_TID, events))),
+        "launch_start_ns": start,
+        "launch_end_ns": start + dur,
+    }
     if any(a.grid is not None for a in args):  # ROCm: grid/block/shared memory are on the call
         rows.update(_triples([a.grid for a in args], "launch_grid"))
         rows.update(_triples([a.block for a in args], "launch_block"))
@@ -210,11 +235,17 @@ def _extract(path: str, events: list, with_host: bool, parts: dict[str, list[dic
         if code in present:
             ranges = take(code)
             start, dur = _times(path, ranges, cat)
-            parts["ranges"].append({
-                "name": _names(path, ranges), "category": [cat] * len(ranges),
-                "start_ns": start, "end_ns": start + dur,
-                "pid": ints(list(map(_PID, ranges))), "tid": ints(list(map(_TID, ranges))),
-                "seq": seq[code] + offset})
+            parts["ranges"].append(
+                {
+                    "name": _names(path, ranges),
+                    "category": [cat] * len(ranges),
+                    "start_ns": start,
+                    "end_ns": start + dur,
+                    "pid": ints(list(map(_PID, ranges))),
+                    "tid": ints(list(map(_TID, ranges))),
+                    "seq": seq[code] + offset,
+                }
+            )
 
 
 def _meta(metas: list[Meta]) -> dict:
@@ -246,9 +277,16 @@ def decode(path: str, with_host: bool = True) -> tuple[dict, dict[str, list[dict
     try:
         source = open_source(path)
         try:
-            metas = list(stream_array(source, "traceEvents", _decoders[with_host].decode,
-                                      lambda events: _extract(path, events, with_host, parts),
-                                      _meta_decoder.decode, CHUNK_BYTES))
+            metas = list(
+                stream_array(
+                    source,
+                    "traceEvents",
+                    _decoders[with_host].decode,
+                    lambda events: _extract(path, events, with_host, parts),
+                    _meta_decoder.decode,
+                    CHUNK_BYTES,
+                )
+            )
         except NotStreamable:
             source.close()
             parts = {k: [] for k in parts}

@@ -1,6 +1,7 @@
 """Table-building half of the Kineto reader: columns from ``kineto_events`` -> the
 pandas tables of ``generators.readers.timeline`` (schemas documented there and in
 ``generators.readers.kineto``)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -22,8 +23,12 @@ def _frame(parts: list[dict]) -> pd.DataFrame | None:
     if not parts:
         return None
     columns = {key: [_column(p[key]) for p in parts] for key in parts[0]}
-    df = pd.DataFrame({key: pd.concat([pd.Series(c) for c in cols], ignore_index=True)
-                       if len(cols) > 1 else pd.Series(cols[0]) for key, cols in columns.items()})
+    df = pd.DataFrame(
+        {
+            key: pd.concat([pd.Series(c) for c in cols], ignore_index=True) if len(cols) > 1 else pd.Series(cols[0])
+            for key, cols in columns.items()
+        }
+    )
     if "seq" in df:
         df = df.sort_values("seq", kind="stable").drop(columns="seq").reset_index(drop=True)
     return df
@@ -72,11 +77,17 @@ def _depths(ranges: pd.DataFrame) -> np.ndarray:
 
 
 def _devices(meta: dict) -> pd.DataFrame:
-    keys = {"device": "id", "name": "name", "total_memory_bytes": "totalGlobalMem", "sm_count": "numSms",
-            "compute_major": "computeMajor", "compute_minor": "computeMinor", "warp_size": "warpSize",
-            "shared_mem_per_block_bytes": "sharedMemPerBlock"}
-    return pd.DataFrame({col: pd.Series([d[key] for d in meta["devices"]], dtype=object)
-                         for col, key in keys.items()})
+    keys = {
+        "device": "id",
+        "name": "name",
+        "total_memory_bytes": "totalGlobalMem",
+        "sm_count": "numSms",
+        "compute_major": "computeMajor",
+        "compute_minor": "computeMinor",
+        "warp_size": "warpSize",
+        "shared_mem_per_block_bytes": "sharedMemPerBlock",
+    }
+    return pd.DataFrame({col: pd.Series([d[key] for d in meta["devices"]], dtype=object) for col, key in keys.items()})
 
 
 def build(path: str, fmt: str, meta: dict, parts: dict[str, list[dict]]) -> tl.Timeline:
@@ -85,8 +96,7 @@ def build(path: str, fmt: str, meta: dict, parts: dict[str, list[dict]]) -> tl.T
         launches = launches.sort_values(["correlation", "launch_start_ns"], kind="stable")
         launches = launches.drop_duplicates("correlation").reset_index(drop=True)
     kernels = _frame(parts["kernels"])
-    kernels = (tl.empty(tl.KERNELS_SCHEMA) if kernels is None
-               else _fill_from_launch(_with_launches(kernels, launches)))
+    kernels = tl.empty(tl.KERNELS_SCHEMA) if kernels is None else _fill_from_launch(_with_launches(kernels, launches))
     memory_ops = _frame(parts["memory_ops"])
     if memory_ops is None:
         memory_ops = tl.empty(tl.MEMORY_OPS_SCHEMA)
@@ -103,4 +113,5 @@ def build(path: str, fmt: str, meta: dict, parts: dict[str, list[dict]]) -> tl.T
         ranges=tl.conform(ranges, tl.RANGES_SCHEMA, path, "ranges"),
         devices=tl.conform(_devices(meta), tl.DEVICES_SCHEMA, path, "devices"),
         memory_ops=tl.conform(memory_ops, tl.MEMORY_OPS_SCHEMA, path, "memory_ops"),
-        metadata={"base_time_ns": meta["base_time_ns"]})
+        metadata={"base_time_ns": meta["base_time_ns"]},
+    )

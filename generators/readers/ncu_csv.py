@@ -38,6 +38,7 @@ KERNELS_SCHEMA (one row per profiled kernel, then any extra columns as written):
     kernel_id, kernel_name, process_id, context, stream (Int64 where numeric), device, cc,
     block_x/y/z, grid_x/y/z (Int64 from "(256, 1, 1)")
 """
+
 from __future__ import annotations
 
 import os
@@ -53,20 +54,49 @@ from generators.readers.csv_text import read_text, table_rows
 from generators.readers.timeline import NCU_DETAILS_CSV, NCU_RAW_CSV
 
 METRICS_SCHEMA = {
-    "kernel_id": "Int64", "kernel_name": "str", "section": "str", "metric": "str", "value": "float64",
-    "unit": "str", "raw_value": "str", "raw_unit": "str", "flag": "str",
+    "kernel_id": "Int64",
+    "kernel_name": "str",
+    "section": "str",
+    "metric": "str",
+    "value": "float64",
+    "unit": "str",
+    "raw_value": "str",
+    "raw_unit": "str",
+    "flag": "str",
 }
 KERNELS_SCHEMA = {
-    "kernel_id": "Int64", "kernel_name": "str", "process_id": "Int64", "context": "Int64", "stream": "Int64",
-    "device": "str", "cc": "str", "block_x": "Int64", "block_y": "Int64", "block_z": "Int64",
-    "grid_x": "Int64", "grid_y": "Int64", "grid_z": "Int64",
+    "kernel_id": "Int64",
+    "kernel_name": "str",
+    "process_id": "Int64",
+    "context": "Int64",
+    "stream": "Int64",
+    "device": "str",
+    "cc": "str",
+    "block_x": "Int64",
+    "block_y": "Int64",
+    "block_z": "Int64",
+    "grid_x": "Int64",
+    "grid_y": "Int64",
+    "grid_z": "Int64",
 }
 # identification columns as ncu names them -> kernels table column
-ID_COLUMNS = {"ID": "kernel_id", "Kernel Name": "kernel_name", "Process ID": "process_id",
-              "Process Name": "process_name", "Host Name": "host_name", "Context": "context",
-              "Stream": "stream", "Device": "device", "CC": "cc", "Block Size": "block_size",
-              "Grid Size": "grid_size", "Kernel Time": "kernel_time", "Function Name": "function_name",
-              "Demangled Name": "demangled_name", "Mangled Name": "mangled_name"}
+ID_COLUMNS = {
+    "ID": "kernel_id",
+    "Kernel Name": "kernel_name",
+    "Process ID": "process_id",
+    "Process Name": "process_name",
+    "Host Name": "host_name",
+    "Context": "context",
+    "Stream": "stream",
+    "Device": "device",
+    "CC": "cc",
+    "Block Size": "block_size",
+    "Grid Size": "grid_size",
+    "Kernel Time": "kernel_time",
+    "Function Name": "function_name",
+    "Demangled Name": "demangled_name",
+    "Mangled Name": "mangled_name",
+}
 DETAILS_COLUMNS = ("Section Name", "Metric Name", "Metric Unit", "Metric Value")
 _NVTX_COLUMN = re.compile(r"Domain:|^NVTX", re.IGNORECASE)
 _INSTANCES = re.compile(r"^\s*(\S+)\s+\(.*\)\s*$")  # "158 (0: 158)": aggregate, then instances
@@ -112,20 +142,31 @@ def _metrics(kernel_id, kernel_name, section, metric, raw_value, raw_unit) -> pd
     instanced &= ~np.isnan(value)
     known = np.array([u.known for u in units], dtype=bool)
     blank = texts.str.strip().eq("").to_numpy()
-    flag = np.where(~known, "unknown unit", np.where(np.isnan(value) & ~blank, "text",
-                                                     np.where(instanced, "instances", "")))
-    df = pd.DataFrame({
-        "kernel_id": pd.to_numeric(pd.Series(kernel_id), errors="coerce").astype("Int64"),
-        "kernel_name": kernel_name, "section": section, "metric": metric, "value": value,
-        "unit": [u.base for u in units], "raw_value": raw_value, "raw_unit": raw_unit, "flag": flag})
+    flag = np.where(
+        ~known, "unknown unit", np.where(np.isnan(value) & ~blank, "text", np.where(instanced, "instances", ""))
+    )
+    df = pd.DataFrame(
+        {
+            "kernel_id": pd.to_numeric(pd.Series(kernel_id), errors="coerce").astype("Int64"),
+            "kernel_name": kernel_name,
+            "section": section,
+            "metric": metric,
+            "value": value,
+            "unit": [u.base for u in units],
+            "raw_value": raw_value,
+            "raw_unit": raw_unit,
+            "flag": flag,
+        }
+    )
     return df.astype(METRICS_SCHEMA)
 
 
 def _check_rows(path, header: list[str], rows: list[list[str]], minimum: int, first_row: int) -> None:
     for n, row in enumerate(rows, start=first_row):
         if len(row) < minimum:
-            raise UserError(path, f"row {n} has {len(row)} fields, the header {len(header)}: "
-                                  "the file looks cut mid-row")
+            raise UserError(
+                path, f"row {n} has {len(row)} fields, the header {len(header)}: the file looks cut mid-row"
+            )
 
 
 def _read_raw(path, header: list[str], rows: list[list[str]]) -> NcuReport:
@@ -133,8 +174,11 @@ def _read_raw(path, header: list[str], rows: list[list[str]]) -> NcuReport:
         raise UserError(path, "raw page CSV with a header but no units row and no kernels")
     units, data = rows[0], rows[1:]
     if units[0].strip() != "":
-        raise UserError(path, "raw page CSV without its units row (the second line should hold the "
-                              "units, with an empty ID): export it again with ncu --csv --page raw")
+        raise UserError(
+            path,
+            "raw page CSV without its units row (the second line should hold the "
+            "units, with an empty ID): export it again with ncu --csv --page raw",
+        )
     _check_rows(path, header, rows, len(header), 2)
     table = pd.DataFrame(data, columns=header, dtype="str")
     metric_cols = [c for c in header if c not in ID_COLUMNS and not _NVTX_COLUMN.search(c)]
@@ -144,9 +188,14 @@ def _read_raw(path, header: list[str], rows: list[list[str]]) -> NcuReport:
     unit_of = dict(zip(header, units))
     n, m = len(table), len(metric_cols)
     values = table[metric_cols].to_numpy(dtype=object).reshape(-1)  # kernel-major, like the file
-    metrics = _metrics(np.repeat(table["ID"].to_numpy(), m), np.repeat(table["Kernel Name"].to_numpy(), m),
-                       [""] * (n * m), np.tile(metric_cols, n), values,
-                       np.tile([unit_of[c] for c in metric_cols], n))
+    metrics = _metrics(
+        np.repeat(table["ID"].to_numpy(), m),
+        np.repeat(table["Kernel Name"].to_numpy(), m),
+        [""] * (n * m),
+        np.tile(metric_cols, n),
+        values,
+        np.tile([unit_of[c] for c in metric_cols], n),
+    )
     return NcuReport(NCU_RAW_CSV, _kernels(path, table[other]), metrics)
 
 
@@ -155,12 +204,17 @@ def _read_details(path, header: list[str], rows: list[list[str]]) -> NcuReport:
     _check_rows(path, header, rows, max(idx.values()) + 1, 2)
     width = max(len(header), max((len(r) for r in rows), default=0))
     table = pd.DataFrame([r + [""] * (width - len(r)) for r in rows], dtype="str")
-    table = table.iloc[:, :len(header)].set_axis(header, axis=1)
+    table = table.iloc[:, : len(header)].set_axis(header, axis=1)
     ids = table.loc[~table["ID"].duplicated(), [c for c in header if c in ID_COLUMNS]]
     table = table[table["Metric Name"].str.strip() != ""]  # rule rows carry no metric
-    metrics = _metrics(table["ID"].to_numpy(), table["Kernel Name"].to_numpy(),
-                       table["Section Name"].to_numpy(), table["Metric Name"].to_numpy(),
-                       table["Metric Value"].to_numpy(), table["Metric Unit"].to_numpy())
+    metrics = _metrics(
+        table["ID"].to_numpy(),
+        table["Kernel Name"].to_numpy(),
+        table["Section Name"].to_numpy(),
+        table["Metric Name"].to_numpy(),
+        table["Metric Value"].to_numpy(),
+        table["Metric Unit"].to_numpy(),
+    )
     return NcuReport(NCU_DETAILS_CSV, _kernels(path, ids), metrics)
 
 

@@ -24,6 +24,7 @@ Numbers. ncu writes ``1,234,567.89`` (comma thousands separators, dot decimals).
 with one regular expression and numpy over a whole column: babel's locale-aware
 ``parse_decimal`` is exact but costs a Python call per value (millions in a raw page).
 """
+
 from __future__ import annotations
 
 import re
@@ -33,11 +34,42 @@ from functools import lru_cache
 import numpy as np
 
 SI = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15}
-TIME_NS = {"ns": 1.0, "nsecond": 1.0, "nsec": 1.0, "us": 1e3, "usecond": 1e3, "usec": 1e3,
-           "ms": 1e6, "msecond": 1e6, "msec": 1e6, "s": 1e9, "second": 1e9, "sec": 1e9}
-COUNTS = ("inst", "instruction", "cycle", "warp", "sector", "request", "block", "thread", "register",
-          "SM", "sample", "transaction", "wavefront", "pass", "op", "element", "kernel", "launch", "byte",
-          "cluster")
+TIME_NS = {
+    "ns": 1.0,
+    "nsecond": 1.0,
+    "nsec": 1.0,
+    "us": 1e3,
+    "usecond": 1e3,
+    "usec": 1e3,
+    "ms": 1e6,
+    "msecond": 1e6,
+    "msec": 1e6,
+    "s": 1e9,
+    "second": 1e9,
+    "sec": 1e9,
+}
+COUNTS = (
+    "inst",
+    "instruction",
+    "cycle",
+    "warp",
+    "sector",
+    "request",
+    "block",
+    "thread",
+    "register",
+    "SM",
+    "sample",
+    "transaction",
+    "wavefront",
+    "pass",
+    "op",
+    "element",
+    "kernel",
+    "launch",
+    "byte",
+    "cluster",
+)
 _ATOM = re.compile(r"^(?P<prefix>[KkMGTP]?)(?P<base>[A-Za-z]+?)s?$")
 # 1,234,567.89 | 1234567.89 | -0.5 | 1e+05 ; nothing else is a number
 NUMBER = re.compile(r"^[+-]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][+-]?\d+)?$")
@@ -118,9 +150,9 @@ def to_base(texts, factors) -> np.ndarray:
     decimals = good.str.extract(r"\.(\d+)", expand=False).str.len().fillna(0).to_numpy(dtype=np.int64)
     exponent = np.round(np.log10(f[ok]))
     keep = np.maximum(decimals - exponent, 0)
-    scaled = x * 10.0 ** keep
+    scaled = x * 10.0**keep
     # below 2**50 a double resolves 1/8, so rounding the scaled value to an integer is exact
-    exact = (10.0 ** exponent == f[ok]) & (np.abs(scaled) < 2.0**50) & (keep < 16)
+    exact = (10.0**exponent == f[ok]) & (np.abs(scaled) < 2.0**50) & (keep < 16)
     x[exact] = np.round(scaled[exact]) / 10.0 ** keep[exact]
     out[ok] = x
     return out

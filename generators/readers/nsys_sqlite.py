@@ -28,6 +28,7 @@ SQL join read through ``read_sql_query`` took 96 s.
 summary without materialising the kernels table, for exports with millions of kernels;
 see :mod:`generators.readers.nsys_sqlite_summary`.
 """
+
 from __future__ import annotations
 
 import os
@@ -38,24 +39,44 @@ import pandas as pd
 from generators.errors import UserError
 from generators.readers import nsys_sqlite_db as db
 from generators.readers.nsys_sqlite_summary import summarize  # noqa: F401  (public API)
-from generators.readers.timeline import (DEVICES_SCHEMA, KERNELS_SCHEMA, MEMORY_OPS_SCHEMA, NSYS_SQLITE,
-                                         RANGES_SCHEMA, Timeline, conform, empty)
+from generators.readers.timeline import (
+    DEVICES_SCHEMA,
+    KERNELS_SCHEMA,
+    MEMORY_OPS_SCHEMA,
+    NSYS_SQLITE,
+    RANGES_SCHEMA,
+    Timeline,
+    conform,
+    empty,
+)
 
 _PID, _TID = db.PID, db.TID
 _NULL = -1  # stands for NULL in fetched integer columns (ids, counts and times here are >= 0)
 # output column -> SQL over the activity table (alias t); nullable ones coalesced to _NULL
 _KERNEL_COLUMNS = {
-    "start_ns": "t.start", "dur_ns": "t.end - t.start", "device": "coalesce(t.deviceId, -1)",
-    "stream": "coalesce(t.streamId, -1)", "grid_x": "t.gridX", "grid_y": "t.gridY", "grid_z": "t.gridZ",
-    "block_x": "t.blockX", "block_y": "t.blockY", "block_z": "t.blockZ",
+    "start_ns": "t.start",
+    "dur_ns": "t.end - t.start",
+    "device": "coalesce(t.deviceId, -1)",
+    "stream": "coalesce(t.streamId, -1)",
+    "grid_x": "t.gridX",
+    "grid_y": "t.gridY",
+    "grid_z": "t.gridZ",
+    "block_x": "t.blockX",
+    "block_y": "t.blockY",
+    "block_z": "t.blockZ",
     "registers_per_thread": "t.registersPerThread",
     "shared_mem_bytes": "t.staticSharedMemory + t.dynamicSharedMemory",
-    "correlation": "coalesce(t.correlationId, -1)", "gpid": "coalesce(t.globalPid, -1)",
+    "correlation": "coalesce(t.correlationId, -1)",
+    "gpid": "coalesce(t.globalPid, -1)",
 }
 _MEMORY_COLUMNS = {
-    "start_ns": "t.start", "dur_ns": "t.end - t.start", "device": "coalesce(t.deviceId, -1)",
-    "stream": "coalesce(t.streamId, -1)", "size_bytes": "coalesce(t.bytes, -1)",
-    "correlation": "coalesce(t.correlationId, -1)", "gpid": "coalesce(t.globalPid, -1)",
+    "start_ns": "t.start",
+    "dur_ns": "t.end - t.start",
+    "device": "coalesce(t.deviceId, -1)",
+    "stream": "coalesce(t.streamId, -1)",
+    "size_bytes": "coalesce(t.bytes, -1)",
+    "correlation": "coalesce(t.correlationId, -1)",
+    "gpid": "coalesce(t.globalPid, -1)",
 }
 
 
@@ -77,12 +98,24 @@ def _runtime(path, con, tables: set[str], workers: int) -> pd.DataFrame | None:
     """The CUDA API calls, keyed as NVIDIA joins them: (correlationId, globalTid's process)."""
     if db.RUNTIME_TABLE not in tables:
         return None
-    cols = {"correlation": "t.correlationId", "gpid": "t.globalTid & 0xFFFFFFFFFF000000",
-            "launch_pid": _PID.format(col="t.globalTid"), "launch_tid": _TID.format(col="t.globalTid"),
-            "launch_start_ns": "t.start", "launch_end_ns": "t.end"}
+    cols = {
+        "correlation": "t.correlationId",
+        "gpid": "t.globalTid & 0xFFFFFFFFFF000000",
+        "launch_pid": _PID.format(col="t.globalTid"),
+        "launch_tid": _TID.format(col="t.globalTid"),
+        "launch_start_ns": "t.start",
+        "launch_end_ns": "t.end",
+    }
     try:
-        arrays = db.fetch_columns(path, con, db.RUNTIME_TABLE, list(cols.values()),
-                                  "AND t.correlationId IS NOT NULL AND t.globalTid IS NOT NULL", (), workers)
+        arrays = db.fetch_columns(
+            path,
+            con,
+            db.RUNTIME_TABLE,
+            list(cols.values()),
+            "AND t.correlationId IS NOT NULL AND t.globalTid IS NOT NULL",
+            (),
+            workers,
+        )
     except ValueError as exc:
         raise UserError(path, f"{db.RUNTIME_TABLE}: {exc}") from None
     return pd.DataFrame(dict(zip(cols, arrays)))
@@ -147,15 +180,21 @@ def _memory_ops(con, path, tables: set[str], calls, workers: int) -> pd.DataFram
     for table, kind in (("CUPTI_ACTIVITY_KIND_MEMCPY", "memcpy"), ("CUPTI_ACTIVITY_KIND_MEMSET", "memset")):
         if table not in tables:
             continue
-        df = _fetch(path, con, table, {"op": "coalesce(t.copyKind, -1)" if kind == "memcpy" else "0",
-                                       **_MEMORY_COLUMNS}, workers)
+        df = _fetch(
+            path,
+            con,
+            table,
+            {"op": "coalesce(t.copyKind, -1)" if kind == "memcpy" else "0", **_MEMORY_COLUMNS},
+            workers,
+        )
         labels = {}
         if kind == "memcpy" and "ENUM_CUDA_MEMCPY_OPER" in tables:
             labels = dict(con.execute("SELECT id, label FROM ENUM_CUDA_MEMCPY_OPER").fetchall())
         # nsys stats' labels: "[CUDA memcpy Host-to-Device]", "[CUDA memset]"
         op = df.pop("op")
-        df["name"] = (op.map(lambda o: f"[CUDA memcpy {labels.get(o, 'Unknown')}]") if kind == "memcpy"
-                      else "[CUDA memset]")
+        df["name"] = (
+            op.map(lambda o: f"[CUDA memcpy {labels.get(o, 'Unknown')}]") if kind == "memcpy" else "[CUDA memset]"  # noqa: B023
+        )
         df["kind"] = kind
         df = _with_launch(df, calls)
         for col in ("device", "stream", "size_bytes", "correlation"):
@@ -192,13 +231,17 @@ def nesting_depth(pid: np.ndarray, tid: np.ndarray, start: np.ndarray, end: np.n
 def _ranges(con, path, tables: set[str]) -> pd.DataFrame:
     if "NVTX_EVENTS" not in tables:
         return empty(RANGES_SCHEMA)
-    df = db.query(con, path, f"""
+    df = db.query(
+        con,
+        path,
+        f"""
         SELECT coalesce(n.text, s.value, '') AS name, 'nvtx' AS category,
                n.start AS start_ns, n.end AS end_ns,
-               {_PID.format(col='n.globalTid')} AS pid, {_TID.format(col='n.globalTid')} AS tid
+               {_PID.format(col="n.globalTid")} AS pid, {_TID.format(col="n.globalTid")} AS tid
         FROM NVTX_EVENTS AS n LEFT JOIN StringIds AS s ON s.id = n.textId
         WHERE n.eventType IN (59, 60) AND n.end IS NOT NULL
-        ORDER BY n.start, n.rowid""")
+        ORDER BY n.start, n.rowid""",
+    )
     key = lambda col: df[col].fillna(-1).to_numpy(dtype=np.int64)  # noqa: E731
     df["depth"] = nesting_depth(key("pid"), key("tid"), key("start_ns"), key("end_ns"))
     return conform(df, RANGES_SCHEMA, path, "ranges")
@@ -207,11 +250,15 @@ def _ranges(con, path, tables: set[str]) -> pd.DataFrame:
 def _devices(con, path, tables: set[str]) -> pd.DataFrame:
     if "TARGET_INFO_GPU" not in tables:
         return empty(DEVICES_SCHEMA)
-    df = db.query(con, path, """
+    df = db.query(
+        con,
+        path,
+        """
         SELECT id AS device, name, totalMemory AS total_memory_bytes, smCount AS sm_count,
                computeMajor AS compute_major, computeMinor AS compute_minor,
                threadsPerWarp AS warp_size, maxShmemPerBlock AS shared_mem_per_block_bytes
-        FROM TARGET_INFO_GPU GROUP BY id ORDER BY id""")
+        FROM TARGET_INFO_GPU GROUP BY id ORDER BY id""",
+    )
     return conform(df, DEVICES_SCHEMA, path, "devices")
 
 

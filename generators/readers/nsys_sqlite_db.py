@@ -3,6 +3,7 @@
 Shared by the reader (:mod:`nsys_sqlite`) and the fast summary
 (:mod:`nsys_sqlite_summary`); imports no pandas until a query needs it.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -42,16 +43,20 @@ def check_header(path: str | os.PathLike[str]) -> None:
     with p.open("rb") as f:
         header = f.read(100)
     if not header.startswith(_MAGIC):
-        raise UserError(path, "not an SQLite database: the file does not start with the SQLite header "
-                              f"(random bytes, an encrypted or another kind of file) {_EXPORT_HINT}")
+        raise UserError(
+            path,
+            "not an SQLite database: the file does not start with the SQLite header "
+            f"(random bytes, an encrypted or another kind of file) {_EXPORT_HINT}",
+        )
     if len(header) < 100:
         raise UserError(path, f"truncated SQLite database: {size} bytes, shorter than its 100-byte header")
     page_size = int.from_bytes(header[16:18], "big")
     page_size = 65536 if page_size == 1 else page_size
     pages = int.from_bytes(header[28:32], "big")
     if header[24:28] == header[92:96] and pages and size < pages * page_size:
-        raise UserError(path, f"truncated SQLite database: the header says {pages * page_size:,} bytes, "
-                              f"the file has {size:,}")
+        raise UserError(
+            path, f"truncated SQLite database: the header says {pages * page_size:,} bytes, the file has {size:,}"
+        )
 
 
 def open_readonly(path: str | os.PathLike[str]) -> sqlite3.Connection:
@@ -83,9 +88,13 @@ def require_tables(con: sqlite3.Connection, path) -> set[str]:
     except sqlite3.DatabaseError as exc:
         raise UserError(path, f"unreadable SQLite database: {exc}") from None
     if KERNEL_TABLE not in tables:
-        what = ("no tables at all" if not tables else
-                "an SQLite database, but not an Nsight Systems export (no StringIds table)"
-                if "StringIds" not in tables else "the export has no CUDA kernels (profile with --trace=cuda)")
+        what = (
+            "no tables at all"
+            if not tables
+            else "an SQLite database, but not an Nsight Systems export (no StringIds table)"
+            if "StringIds" not in tables
+            else "the export has no CUDA kernels (profile with --trace=cuda)"
+        )
         raise UserError(path, f"no {KERNEL_TABLE} table: {what}")
     if "StringIds" not in tables:
         raise UserError(path, "no StringIds table: kernel names cannot be resolved")
@@ -112,8 +121,9 @@ def _parse(text: str | None) -> np.ndarray:
     return np.zeros(0, dtype=np.int64) if not text else np.fromstring(text, dtype=np.int64, sep=",")
 
 
-def fetch_columns(path, con: sqlite3.Connection, table: str, columns: list[str], where: str = "",
-                  params: tuple = (), workers: int = 1) -> list[np.ndarray]:
+def fetch_columns(
+    path, con: sqlite3.Connection, table: str, columns: list[str], where: str = "", params: tuple = (), workers: int = 1
+) -> list[np.ndarray]:
     """Integer SQL expressions over ``table`` (alias ``t``) as numpy int64 arrays, in rowid order.
 
     Why not ``fetchall``/``read_sql_query``? One Python tuple per row costs ~0.6 s per
@@ -159,8 +169,11 @@ def string_values(con: sqlite3.Connection, ids) -> list[str]:
     import json
 
     ids = [int(i) for i in ids]
-    found = dict(con.execute("SELECT id, value FROM StringIds WHERE id IN (SELECT value FROM json_each(?))",
-                             (json.dumps(ids),)).fetchall())
+    found = dict(
+        con.execute(
+            "SELECT id, value FROM StringIds WHERE id IN (SELECT value FROM json_each(?))", (json.dumps(ids),)
+        ).fetchall()
+    )
     return [found.get(i, "") for i in ids]
 
 

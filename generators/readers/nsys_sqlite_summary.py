@@ -21,6 +21,7 @@ launch calls inside them found with ``searchsorted``, and kernels matched to the
 on (process, correlation id) with ``np.isin``. Doing this join in SQLite (no index on
 ``correlationId``) took 10-30 s for 3 M kernels here; numpy takes about 3 s.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -82,11 +83,14 @@ def _merged_windows(con, path, tables, range_name: str, key: str) -> dict[int, t
     """Per key (process or thread), the named NVTX ranges as disjoint sorted windows."""
     if "NVTX_EVENTS" not in tables:
         raise UserError(path, f"no NVTX_EVENTS table: the export has no NVTX ranges, so no range {range_name!r}")
-    rows = con.execute(f"""
+    rows = con.execute(
+        f"""
         SELECT {key.format(tid="n.globalTid")}, n.start, n.end
         FROM NVTX_EVENTS AS n LEFT JOIN StringIds AS s ON s.id = n.textId
         WHERE n.eventType IN (59, 60) AND n.end IS NOT NULL AND coalesce(n.text, s.value) = ?
-        ORDER BY 1, 2""", (range_name,)).fetchall()
+        ORDER BY 1, 2""",
+        (range_name,),
+    ).fetchall()
     merged: dict[int, list[list[int]]] = {}
     for k, s, e in rows:
         spans = merged.setdefault(k, [])
@@ -94,31 +98,46 @@ def _merged_windows(con, path, tables, range_name: str, key: str) -> dict[int, t
             spans[-1][1] = max(spans[-1][1], e)
         else:
             spans.append([s, e])
-    return {k: (np.array([s for s, _ in v], dtype=np.int64), np.array([e for _, e in v], dtype=np.int64))
-            for k, v in merged.items()}
+    return {
+        k: (np.array([s for s, _ in v], dtype=np.int64), np.array([e for _, e in v], dtype=np.int64))
+        for k, v in merged.items()
+    }
 
 
-def _in_range(con, path, tables, range_name: str, same_thread: bool,
-              workers: int) -> tuple[np.ndarray, np.ndarray]:
+def _in_range(con, path, tables, range_name: str, same_thread: bool, workers: int) -> tuple[np.ndarray, np.ndarray]:
     """Name ids and durations of the kernels whose launch call started inside the range."""
     if "CUPTI_ACTIVITY_KIND_RUNTIME" not in tables:
-        raise UserError(path, "no CUPTI_ACTIVITY_KIND_RUNTIME table: kernels cannot be matched to "
-                              "the API calls that launched them, so not to ranges")
+        raise UserError(
+            path,
+            "no CUPTI_ACTIVITY_KIND_RUNTIME table: kernels cannot be matched to "
+            "the API calls that launched them, so not to ranges",
+        )
     key = "(({tid}) & 0xFFFFFFFFFFFF)" if same_thread else "((({tid}) >> 24) & 16777215)"
     windows = _merged_windows(con, path, tables, range_name, key)
     if not windows:
-        common = [name for (name,) in con.execute("""
+        common = [
+            name
+            for (name,) in con.execute("""
             SELECT coalesce(n.text, s.value) FROM NVTX_EVENTS AS n LEFT JOIN StringIds AS s ON s.id = n.textId
-            WHERE n.eventType IN (59, 60) GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 5""")]
-        raise UserError(path, f"no NVTX range named {range_name!r}"
-                              + (f" (most frequent: {', '.join(map(repr, common))})" if common else ""))
+            WHERE n.eventType IN (59, 60) GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 5""")
+        ]
+        raise UserError(
+            path,
+            f"no NVTX range named {range_name!r}"
+            + (f" (most frequent: {', '.join(map(repr, common))})" if common else ""),
+        )
     first = min(int(s[0]) for s, _ in windows.values())
     last = max(int(e.max()) for _, e in windows.values())
     # The launch calls that started inside a window (SQL narrows to the windows' span).
     ckey, cpid, corr, start = db.fetch_columns(
-        path, con, "CUPTI_ACTIVITY_KIND_RUNTIME",
+        path,
+        con,
+        "CUPTI_ACTIVITY_KIND_RUNTIME",
         [key.format(tid="t.globalTid"), _PID.format(col="t.globalTid"), "t.correlationId", "t.start"],
-        "AND t.start BETWEEN ? AND ? AND t.correlationId IS NOT NULL", (first, last), workers)
+        "AND t.start BETWEEN ? AND ? AND t.correlationId IS NOT NULL",
+        (first, last),
+        workers,
+    )
     inside = np.zeros(len(start), dtype=bool)
     for k, (ws, we) in windows.items():  # windows of one key are disjoint and sorted
         sel = np.flatnonzero(ckey == k)
@@ -126,9 +145,15 @@ def _in_range(con, path, tables, range_name: str, same_thread: bool,
         inside[sel] = (i >= 0) & (start[sel] <= we[np.maximum(i, 0)])
     calls = (cpid[inside] << 32) | corr[inside]  # correlation ids are 32-bit and per process
     name_id = db.kernel_name_expr(con, path, "t")
-    nid, dur, kpid, kcorr = db.fetch_columns(path, con, db.KERNEL_TABLE, [
-        f"coalesce({name_id}, -1)", "t.end - t.start", _PID.format(col="t.globalPid"), "t.correlationId"],
-        "AND t.correlationId IS NOT NULL AND t.globalPid IS NOT NULL", (), workers)
+    nid, dur, kpid, kcorr = db.fetch_columns(
+        path,
+        con,
+        db.KERNEL_TABLE,
+        [f"coalesce({name_id}, -1)", "t.end - t.start", _PID.format(col="t.globalPid"), "t.correlationId"],
+        "AND t.correlationId IS NOT NULL AND t.globalPid IS NOT NULL",
+        (),
+        workers,
+    )
     keep = np.isin((kpid << 32) | kcorr, calls)
     return nid[keep], dur[keep]
 
@@ -150,16 +175,24 @@ class SqliteSummary:
         import pandas as pd
 
         a = self.aggregate
-        df = pd.DataFrame({
-            "name": pd.Series(self.names, dtype="str"), "instances": a.instances, "total_ns": a.total_ns,
-            "avg_ns": a.total_ns / np.maximum(a.instances, 1), "median_ns": a.median_ns,
-            "min_ns": a.min_ns, "max_ns": a.max_ns})
+        df = pd.DataFrame(
+            {
+                "name": pd.Series(self.names, dtype="str"),
+                "instances": a.instances,
+                "total_ns": a.total_ns,
+                "avg_ns": a.total_ns / np.maximum(a.instances, 1),
+                "median_ns": a.median_ns,
+                "min_ns": a.min_ns,
+                "max_ns": a.max_ns,
+            }
+        )
         df = df.sort_values(["total_ns", "name"], ascending=[False, True], kind="stable")
         return df.reset_index(drop=True)
 
 
-def summarize(path: str | os.PathLike[str], range_name: str | None = None,
-              same_thread: bool = False, workers: int | None = None) -> SqliteSummary:
+def summarize(
+    path: str | os.PathLike[str], range_name: str | None = None, same_thread: bool = False, workers: int | None = None
+) -> SqliteSummary:
     """Per-name kernel summary of the export, optionally inside the NVTX range ``range_name``.
 
     ``workers``: threads reading the export (default: the CPU count, at most 4).
@@ -174,8 +207,9 @@ def summarize(path: str | os.PathLike[str], range_name: str | None = None,
         try:
             if range_name is None:
                 name_id = db.kernel_name_expr(con, path, "t")
-                ids, dur = db.fetch_columns(path, con, db.KERNEL_TABLE, [f"coalesce({name_id}, -1)", "t.end - t.start"],
-                                  workers=workers)
+                ids, dur = db.fetch_columns(
+                    path, con, db.KERNEL_TABLE, [f"coalesce({name_id}, -1)", "t.end - t.start"], workers=workers
+                )
             else:
                 ids, dur = _in_range(con, path, tables, range_name, same_thread, workers)
         except ValueError as exc:

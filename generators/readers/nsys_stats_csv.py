@@ -23,6 +23,7 @@ Summary``) are skipped; the table ends at the first blank line.
 rows in the file's order (nsys sorts by total time). Columns ``Time (%)`` and
 ``StdDev`` are checked to be numbers but not returned.
 """
+
 from __future__ import annotations
 
 import math
@@ -35,14 +36,35 @@ from generators.readers.timeline import SUMMARY_SCHEMA, conform
 
 # normalized header word -> column of SUMMARY_SCHEMA (or a checked-only column)
 _COLUMNS = {
-    "time": "time_pct", "totaltime": "total_ns", "instances": "instances", "count": "instances",
-    "avg": "avg_ns", "average": "avg_ns", "mean": "avg_ns", "med": "median_ns", "median": "median_ns",
-    "min": "min_ns", "minimum": "min_ns", "max": "max_ns", "maximum": "max_ns",
-    "stddev": "stddev_ns", "std": "stddev_ns", "name": "name",
+    "time": "time_pct",
+    "totaltime": "total_ns",
+    "instances": "instances",
+    "count": "instances",
+    "avg": "avg_ns",
+    "average": "avg_ns",
+    "mean": "avg_ns",
+    "med": "median_ns",
+    "median": "median_ns",
+    "min": "min_ns",
+    "minimum": "min_ns",
+    "max": "max_ns",
+    "maximum": "max_ns",
+    "stddev": "stddev_ns",
+    "std": "stddev_ns",
+    "name": "name",
 }
 _REQUIRED = ("name", "instances", "total_ns", "avg_ns", "min_ns", "max_ns")
-_UNIT_NS = {"": 1, "ns": 1, "nsec": 1, "us": 1_000, "usec": 1_000, "ms": 1_000_000, "msec": 1_000_000,
-            "s": 1_000_000_000, "sec": 1_000_000_000}
+_UNIT_NS = {
+    "": 1,
+    "ns": 1,
+    "nsec": 1,
+    "us": 1_000,
+    "usec": 1_000,
+    "ms": 1_000_000,
+    "msec": 1_000_000,
+    "s": 1_000_000_000,
+    "sec": 1_000_000_000,
+}
 _HEADER = re.compile(r"^\s*([A-Za-z ]+?)\s*(?:\(([^)]*)\))?\s*$")
 
 
@@ -76,17 +98,24 @@ def read(path: str | os.PathLike[str]):
     text = read_text(path)
     if "does not contain CUDA kernel data" in text and _find_header(text) is None:
         raise UserError(path, "nsys stats reported no CUDA kernel data in the profile")
-    header, rows, at_eof = table_rows(path, text, lambda f: _columns(f) is not None,
-                                      "cuda_gpu_kern_sum (Time (%),Total Time (ns),Instances,...)",
-                                      stop_at_blank=True)
+    header, rows, at_eof = table_rows(
+        path,
+        text,
+        lambda f: _columns(f) is not None,
+        "cuda_gpu_kern_sum (Time (%),Total Time (ns),Instances,...)",
+        stop_at_blank=True,
+    )
     cols = _columns(header)
     if at_eof and not text.endswith(("\n", "\r")):
         raise UserError(path, "the file ends without a newline: it looks cut mid-row")
     records: dict[str, list] = {c: [] for c in SUMMARY_SCHEMA}
     for n, row in enumerate(rows, start=2):
         if len(row) != len(header):
-            raise UserError(path, f"row {n} has {len(row)} fields, the header {len(header)}: "
-                                  "the file looks cut mid-row or is not one CSV table")
+            raise UserError(
+                path,
+                f"row {n} has {len(row)} fields, the header {len(header)}: "
+                "the file looks cut mid-row or is not one CSV table",
+            )
         for col, (i, scale) in cols.items():
             if col == "name":
                 continue

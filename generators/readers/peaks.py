@@ -13,6 +13,7 @@ The GPU that ran it is ``gpu`` in ``peaks.json`` when present, otherwise ``gpu``
 allowed (the capture may record more); missing or mistyped required ones are an error
 naming the file and the field.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -81,9 +82,15 @@ def read(path: Path) -> MeasuredRun:
     for i, run in enumerate(doc.memory):
         if not (run.bytes_per_s > 0 and run.median_s > 0):
             raise UserError(path, f"memory[{i}]: bytes_per_s and median_s must be positive")
-    return MeasuredRun(report=path.parent.parent.name, version=path.parent.name, path=str(path),
-                       gpu=gpu, date=meta.date if meta else None, matmul=tuple(doc.matmul),
-                       memory=tuple(doc.memory))
+    return MeasuredRun(
+        report=path.parent.parent.name,
+        version=path.parent.name,
+        path=str(path),
+        gpu=gpu,
+        date=meta.date if meta else None,
+        matmul=tuple(doc.matmul),
+        memory=tuple(doc.memory),
+    )
 
 
 def find(reports_dir: Path) -> list[Path]:

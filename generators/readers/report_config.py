@@ -33,6 +33,7 @@ new-report``; edit it by hand afterwards)::
 
 Validated when loaded: each problem is one ``UserError`` naming the file and the field.
 """
+
 from __future__ import annotations
 
 import os
@@ -104,10 +105,13 @@ def _check(path: Path, doc: ReportConfig) -> None:
         raise UserError(path, f"version: {doc.version!r} is not of the form v1, v2, ...")
     if doc.top < 1:
         raise UserError(path, f"top: must be at least 1, got {doc.top}")
-    positive = {"launch_bound_us": doc.launch_bound_us,
-                "review.zero_flop_per_byte": doc.review.zero_flop_per_byte,
-                "review.low_throughput_pct": doc.review.low_throughput_pct,
-                "review.long_duration_us": doc.review.long_duration_us, "review.max_pct": doc.review.max_pct}
+    positive = {
+        "launch_bound_us": doc.launch_bound_us,
+        "review.zero_flop_per_byte": doc.review.zero_flop_per_byte,
+        "review.low_throughput_pct": doc.review.low_throughput_pct,
+        "review.long_duration_us": doc.review.long_duration_us,
+        "review.max_pct": doc.review.max_pct,
+    }
     for name, value in positive.items():
         if not value > 0:
             raise UserError(path, f"{name}: must be positive")
@@ -129,8 +133,7 @@ def version_dir(report_dir: Path, config: ReportConfig) -> Path:
         if not folder.is_dir():
             raise UserError(report_dir / FILE_NAME, f"version: folder {folder} not found")
         return folder
-    versions = sorted((int(m.group(1)), p) for p in report_dir.iterdir()
-                      if p.is_dir() and (m := VERSION.match(p.name)))
+    versions = sorted((int(m.group(1)), p) for p in report_dir.iterdir() if p.is_dir() and (m := VERSION.match(p.name)))
     if not versions:
         raise UserError(report_dir, "no version folder (v1, v2, ...) with the report's data")
     return versions[-1][1]

@@ -6,6 +6,7 @@ CUDA reports it, ``sm_count``, ``total_memory_bytes``, ``l2_bytes``), ``software
 ``commands``, ``model``, ``workload``, ``files``. Only the fields below are required here;
 the rest is kept as-is in ``raw`` for sections that show it.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -50,8 +51,14 @@ def read(path: Path) -> RunMeta:
     doc = typed_file.decode(path, MetaFile)
     if doc.schema != SCHEMA:
         raise UserError(path, f"schema is {doc.schema!r}, expected {SCHEMA!r}")
-    return RunMeta(report=path.parent.parent.name, version=path.parent.name, path=str(path),
-                   kind=doc.kind, date=doc.date, gpu=doc.gpu)
+    return RunMeta(
+        report=path.parent.parent.name,
+        version=path.parent.name,
+        path=str(path),
+        kind=doc.kind,
+        date=doc.date,
+        gpu=doc.gpu,
+    )
 
 
 def find(reports_dir: Path) -> list[Path]:

@@ -8,6 +8,7 @@ the standard library's lzma.
 Every problem with the file itself (missing, a directory, unreadable, truncated or
 corrupt data) is a ``UserError`` naming the file.
 """
+
 from __future__ import annotations
 
 import lzma
@@ -170,7 +171,7 @@ def peek(path: str | os.PathLike[str], n: int = 1 << 16) -> bytes:
 
 
 def compression(path: str | os.PathLike[str]) -> str | None:
-    """"gzip", "xz" or None, from the file's first bytes."""
+    """ "gzip", "xz" or None, from the file's first bytes."""
     check_file(os.fspath(path))
     try:
         with open(path, "rb") as f:

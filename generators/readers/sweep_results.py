@@ -14,6 +14,7 @@ model size x sequence length x pass (``inference`` forward, ``train`` step)::
 times in milliseconds as the capture wrote them (``*_ms``) and memory in bytes. A record
 with ``status`` ``ok`` must have its timings; an ``oom`` record has none (NaN).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -73,6 +74,5 @@ def read(path: Path):
             raise UserError(path, f"results[{i}].status is {r.status!r}; expected ok, oom or failed")
         if r.status == "ok" and (r.median_ms is None or r.trace is None):
             raise UserError(path, f"results[{i}]: status ok but no median_ms/trace")
-    rows = [{**{k: getattr(r, k) for k in RESULTS_SCHEMA if k != "pass"}, "pass": r.pass_}
-            for r in doc.results]
+    rows = [{**{k: getattr(r, k) for k in RESULTS_SCHEMA if k != "pass"}, "pass": r.pass_} for r in doc.results]
     return pd.DataFrame(rows, columns=list(RESULTS_SCHEMA))

@@ -26,6 +26,7 @@ Conventions shared by all readers
 Summary-only formats (``nsys stats`` CSV) do not produce a Timeline; they produce a
 table with :data:`SUMMARY_SCHEMA` directly.
 """
+
 from __future__ import annotations
 
 import os
@@ -139,8 +140,9 @@ def empty(schema: dict[str, tuple[str, str]]) -> pd.DataFrame:
     return pd.DataFrame({col: pd.Series([], dtype=dtype) for col, (dtype, _) in schema.items()})
 
 
-def conform(df: pd.DataFrame, schema: dict[str, tuple[str, str]],
-            path: str | os.PathLike[str], table: str) -> pd.DataFrame:
+def conform(
+    df: pd.DataFrame, schema: dict[str, tuple[str, str]], path: str | os.PathLike[str], table: str
+) -> pd.DataFrame:
     """Check ``df`` has the schema's columns; return them in order with the declared dtypes.
 
     A missing column or a value that does not fit its dtype is the input's fault

@@ -5,6 +5,7 @@ records) goes through here, so a missing file, a syntax error or a field of the 
 reads the same everywhere: ``error: <file>: <what is wrong>`` naming the field
 (msgspec's ``... - at `$.sm_count.value```).
 """
+
 from __future__ import annotations
 
 import os

@@ -12,6 +12,7 @@ uses :func:`text_to_ns` (Decimal) only for the rare forms it does not handle its
 
 Rounding: digits below 1 ns are rounded half to even (``Decimal.to_integral_value``).
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -10,6 +10,7 @@
   gives byte-identical files.
 * Figures are ``matplotlib.figure.Figure`` objects, not pyplot: no global figure state.
 """
+
 from __future__ import annotations
 
 import io

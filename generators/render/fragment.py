@@ -1,4 +1,5 @@
 """What a unit renders for one page language: markdown, and the figures it shows."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

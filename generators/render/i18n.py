@@ -15,6 +15,7 @@ Unit labels (``TFLOP/s``, ``FLOP/byte``, ``MiB``) come from the catalog: CLDR ha
 FLOP units and no binary (MiB) sizes, and mixing CLDR's ``TB/秒`` with catalog units on
 one Chinese page would be inconsistent, so all unit labels are catalog messages.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -68,7 +69,7 @@ class Translator:
     catalog_file: Path | None = None
 
     @classmethod
-    def for_language(cls, language: str, locales_dir: Path) -> "Translator":
+    def for_language(cls, language: str, locales_dir: Path) -> Translator:
         if language not in BABEL_LOCALES:
             raise UserError(None, f"unsupported page language {language!r}; known: {sorted(BABEL_LOCALES)}")
         if language == SOURCE_LANGUAGE:
@@ -89,11 +90,16 @@ class Translator:
     def _lookup(self, message: str) -> str:
         entry = self.catalog.get(message)
         if entry is None or not entry.string:
-            raise UserError(self.catalog_file, f"no {self.language} translation for message {message!r} "
-                            "(add it, then run `python -m generators messages check`)")
+            raise UserError(
+                self.catalog_file,
+                f"no {self.language} translation for message {message!r} "
+                "(add it, then run `python -m generators messages check`)",
+            )
         if entry.fuzzy:
-            raise UserError(self.catalog_file, f"the {self.language} translation of {message!r} is "
-                            "marked fuzzy; review it and remove the fuzzy flag")
+            raise UserError(
+                self.catalog_file,
+                f"the {self.language} translation of {message!r} is marked fuzzy; review it and remove the fuzzy flag",
+            )
         return entry.string
 
     # -- numbers ----------------------------------------------------------------------

@@ -5,6 +5,7 @@ Captions are computed from the data (``analysis.distribution`` for the histogram
 table for the rooflines) and translated; rooflines draw the compute roof of each precision
 horizontal and the bandwidth roof diagonal, spec solid and measured dashed.
 """
+
 from __future__ import annotations
 
 import math
@@ -43,13 +44,22 @@ def histograms(result, tr: Translator, options: dict) -> Fragment:
             ax.set_xlabel(tr.gettext(label) + (" (%)" if kind == "pct" else ""))
             ax.set_ylabel(tr.gettext(N_("Profiled launches")))
             svg = figures.to_svg(fig)
-        show = lambda x: L.metric(column, x, tr)  # noqa: E731
+        show = lambda x: L.metric(column, x, tr)  # noqa: B023, E731
         caption = tr.gettext(
-            N_("{metric}: {count} profiled launches, from {low} to {high}, median {median}. Outliers by Tukey's "
-               "rule (outside {fence_low} to {fence_high}, {k} × IQR beyond the quartiles): {outliers}."),
-            metric=tr.gettext(label), count=tr.integer(spread.count), low=show(spread.minimum),
-            high=show(spread.maximum), median=show(spread.median), outliers=tr.integer(spread.outliers),
-            fence_low=show(spread.low_fence), fence_high=show(spread.high_fence), k=tr.number(TUKEY_K, 1))
+            N_(
+                "{metric}: {count} profiled launches, from {low} to {high}, median {median}. Outliers by Tukey's "
+                "rule (outside {fence_low} to {fence_high}, {k} × IQR beyond the quartiles): {outliers}."
+            ),
+            metric=tr.gettext(label),
+            count=tr.integer(spread.count),
+            low=show(spread.minimum),
+            high=show(spread.maximum),
+            median=show(spread.median),
+            outliers=tr.integer(spread.outliers),
+            fence_low=show(spread.low_fence),
+            fence_high=show(spread.high_fence),
+            k=tr.number(TUKEY_K, 1),
+        )
         alt = tr.gettext(N_("Histogram of {metric} over the profiled launches"), metric=tr.gettext(label))
         out.append(Figure(f"{result.report}-hist-{column}", svg, alt, caption))
     return Fragment("", tuple(out))
@@ -92,8 +102,11 @@ def _panel_range(result, dtype: str, launches) -> tuple[float, float]:
 def _ridge_text(result, dtypes, tr: Translator) -> str:
     parts = []
     for dtype in dtypes:
-        values = [number(r.ridge_flop_per_byte, "flop_per_byte", tr) for r in result.roofs.itertuples()
-                  if r.dtype == dtype and r.source in ("spec", "measured")]
+        values = [
+            number(r.ridge_flop_per_byte, "flop_per_byte", tr)
+            for r in result.roofs.itertuples()
+            if r.dtype == dtype and r.source in ("spec", "measured")
+        ]
         parts.append(f"{L.precision(dtype, tr)} {' / '.join(values)}")
     return "; ".join(parts)
 
@@ -120,10 +133,14 @@ def roofline(result, tr: Translator, options: dict) -> Fragment:
         ax.legend(fontsize=7, loc="lower right")
         svg = figures.to_svg(fig)
     caption = tr.gettext(
-        N_("Compute roofs are horizontal, one per precision; the bandwidth roof is the diagonal intensity × "
-           "bandwidth; solid: specification, dashed: measured. Ridge points (FLOP/byte, spec / measured): "
-           "{ridges}. {hidden} launches without FLOPs are not drawn (zero on a log axis)."),
-        ridges=_ridge_text(result, dtypes, tr), hidden=tr.integer(hidden))
+        N_(
+            "Compute roofs are horizontal, one per precision; the bandwidth roof is the diagonal intensity × "
+            "bandwidth; solid: specification, dashed: measured. Ridge points (FLOP/byte, spec / measured): "
+            "{ridges}. {hidden} launches without FLOPs are not drawn (zero on a log axis)."
+        ),
+        ridges=_ridge_text(result, dtypes, tr),
+        hidden=tr.integer(hidden),
+    )
     alt = tr.gettext(N_("Roofline: achieved TFLOP/s against arithmetic intensity for each profiled launch"))
     return Fragment("", (Figure(f"{result.report}-roofline", svg, alt, caption),))
 
@@ -150,9 +167,13 @@ def roofline_normalized(result, tr: Translator, options: dict) -> Fragment:
         svg = figures.to_svg(fig)
     best = points["y"].max() if len(points) else float("nan")
     caption = tr.gettext(
-        N_("Every precision on one roof: left of x = 1 the memory bandwidth limits, right of it the compute "
-           "peak. The highest launch reaches {best} of its peak. {hidden} launches without FLOPs are not drawn."),
-        best=L.share(best, tr), hidden=tr.integer(hidden))
+        N_(
+            "Every precision on one roof: left of x = 1 the memory bandwidth limits, right of it the compute "
+            "peak. The highest launch reaches {best} of its peak. {hidden} launches without FLOPs are not drawn."
+        ),
+        best=L.share(best, tr),
+        hidden=tr.integer(hidden),
+    )
     alt = tr.gettext(N_("Normalized roofline of the profiled launches"))
     return Fragment("", (Figure(f"{result.report}-roofline-normalized", svg, alt, caption),))
 
@@ -167,10 +188,16 @@ def roofline_kernels(result, tr: Translator, options: dict) -> Fragment:
         fig = figures.new_figure(7.5, 2.3 * rows)
         for i, r in enumerate(top.itertuples()):
             ax = fig.add_subplot(rows, cols, i + 1)
-            mine = None if launches is None else launches[(launches["trace_name"] == r.name)
-                                                          & (launches["cls"] != "unknown")]
-            dtype = (mine["ridge_dtype"].mode().iloc[0] if mine is not None and len(mine)
-                     else result.config.classification.default_dtype)
+            mine = (
+                None
+                if launches is None
+                else launches[(launches["trace_name"] == r.name) & (launches["cls"] != "unknown")]
+            )
+            dtype = (
+                mine["ridge_dtype"].mode().iloc[0]
+                if mine is not None and len(mine)
+                else result.config.classification.default_dtype
+            )
             name = getattr(r, f"name_{tr.language}")
             ax.set_title(f"#{tr.integer(r.rank)} {name[:42]} · {L.precision(dtype, tr)}", fontsize=8)
             lo, hi = _panel_range(result, dtype, mine)
@@ -178,8 +205,14 @@ def roofline_kernels(result, tr: Translator, options: dict) -> Fragment:
             if mine is None or mine.empty:
                 ax.text(0.5, 0.5, tr.gettext(N_("no metrics")), transform=ax.transAxes, ha="center")
             elif _points(ax, mine, "intensity", "flop_per_s", tr, 1e-12) == len(mine):
-                ax.text(0.5, 0.5, tr.gettext(N_("no FLOPs: nothing to draw on log axes")),
-                        transform=ax.transAxes, ha="center", fontsize=8)
+                ax.text(
+                    0.5,
+                    0.5,
+                    tr.gettext(N_("no FLOPs: nothing to draw on log axes")),
+                    transform=ax.transAxes,
+                    ha="center",
+                    fontsize=8,
+                )
             ax.set_xscale("log")
             ax.set_yscale("log")
             ax.minorticks_off()  # minor ticks of ten panels' log axes would make the SVG large
@@ -187,8 +220,12 @@ def roofline_kernels(result, tr: Translator, options: dict) -> Fragment:
         fig.supxlabel(tr.gettext(N_("Arithmetic intensity (FLOP/byte of DRAM traffic)")), fontsize=9)
         fig.supylabel(tr.gettext(N_("Achieved throughput (TFLOP/s)")), fontsize=9)
         svg = figures.to_svg(fig)
-    caption = tr.gettext(N_("One panel per top kernel, titled with its rank and the precision of its roofs "
-                            "(solid: specification, dashed: measured); dots: its profiled launches, coloured by "
-                            "class as in the roofline above. Launches without FLOPs cannot be drawn on log axes."))
+    caption = tr.gettext(
+        N_(
+            "One panel per top kernel, titled with its rank and the precision of its roofs "
+            "(solid: specification, dashed: measured); dots: its profiled launches, coloured by "
+            "class as in the roofline above. Launches without FLOPs cannot be drawn on log axes."
+        )
+    )
     alt = tr.gettext(N_("Roofline panels, one per top kernel"))
     return Fragment("", (Figure(f"{result.report}-roofline-kernels", svg, alt, caption),))

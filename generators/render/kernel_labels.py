@@ -4,30 +4,46 @@ Every label is a catalog message (``N_``), translated where it is shown. Helpers
 report's numbers for one page language: times given in ns, ncu percentages given as
 0-100, shares given as fractions.
 """
+
 from __future__ import annotations
 
 import math
 
+from generators.quantity import Quantity
 from generators.render import tables
 from generators.render.hardware import DTYPE_LABELS
 from generators.render.i18n import N_, Translator
-from generators.quantity import Quantity
 from generators.render.units import number, show
 
 DASH = "—"
 
-CLASS_LABELS = {"memory": N_("memory-bound"), "compute": N_("compute-bound"), "balanced": N_("balanced"),
-                "unknown": N_("unknown (no metrics)")}
-CATEGORY_LABELS = {"gemm": N_("GEMM/GEMV"), "attention": N_("Attention"), "elementwise": N_("Elementwise"),
-                   "copy": N_("Copy/cast"), "reduction": N_("Reductions and normalization"),
-                   "optimizer": N_("Optimizer"), "communication": N_("Communication"),
-                   "memory": N_("Memory operations"), "other": N_("Other")}
+CLASS_LABELS = {
+    "memory": N_("memory-bound"),
+    "compute": N_("compute-bound"),
+    "balanced": N_("balanced"),
+    "unknown": N_("unknown (no metrics)"),
+}
+CATEGORY_LABELS = {
+    "gemm": N_("GEMM/GEMV"),
+    "attention": N_("Attention"),
+    "elementwise": N_("Elementwise"),
+    "copy": N_("Copy/cast"),
+    "reduction": N_("Reductions and normalization"),
+    "optimizer": N_("Optimizer"),
+    "communication": N_("Communication"),
+    "memory": N_("Memory operations"),
+    "other": N_("Other"),
+}
 REASON_LABELS = {
     "zero_flops_compute": N_("compute-bound with about zero FLOPs (intensity below {limit} FLOP/byte)"),
-    "balanced_low_long": N_("balanced, but SM and memory throughput both below {limit} while it runs "
-                            "{duration} or longer: neither unit is busy (latency or too little parallelism)"),
-    "memory_low_throughput": N_("memory-bound, but memory throughput below {limit} while it runs {duration} "
-                                "or longer: latency rather than bandwidth"),
+    "balanced_low_long": N_(
+        "balanced, but SM and memory throughput both below {limit} while it runs "
+        "{duration} or longer: neither unit is busy (latency or too little parallelism)"
+    ),
+    "memory_low_throughput": N_(
+        "memory-bound, but memory throughput below {limit} while it runs {duration} "
+        "or longer: latency rather than bandwidth"
+    ),
     "pct_over_100": N_("a percentage metric above {limit}: counter noise, read its numbers with care"),
     "occupancy_over_theoretical": N_("achieved occupancy above the theoretical occupancy"),
 }

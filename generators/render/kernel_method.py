@@ -4,35 +4,58 @@ Unit renderers ``(KernelProfile, Translator, options) -> Fragment``. Command lin
 shown as indented code blocks (markdown shows them verbatim, HTML-escaped); metric names
 and file names as ``<code>`` with ``tables.text``.
 """
+
 from __future__ import annotations
 
 import shlex
 
 from generators.analysis import ncu_metrics
 from generators.analysis.distribution import TUKEY_K
+from generators.quantity import Quantity
 from generators.render import kernel_labels as L
 from generators.render import tables
 from generators.render.fragment import Fragment
 from generators.render.i18n import N_, Translator
 from generators.render.kernel_method_text import FORMULAS, RULE_STEPS, formula_args
-from generators.quantity import Quantity
 from generators.render.units import show
 
 KEY_LABELS = {
-    "cuda": N_("CUDA"), "cudnn": N_("cuDNN"), "ncu": N_("Nsight Compute"), "os": N_("Operating system"),
-    "python": N_("Python"), "torch": N_("PyTorch"), "name": N_("Name"), "d_model": N_("Model width (d_model)"),
-    "d_ff": N_("Feed-forward width (d_ff)"), "n_layers": N_("Layers"), "n_heads": N_("Attention heads"),
-    "vocab": N_("Vocabulary"), "rope_theta": N_("RoPE theta"), "batch": N_("Batch size"),
-    "prompt_tokens": N_("Prompt tokens"), "new_tokens": N_("New tokens (timed run)"),
-    "decode_steps": N_("Decode steps (timed run)"), "traced_new_tokens": N_("New tokens (traced run)"),
-    "traced_decode_steps": N_("Decode steps (traced run)"), "dtype": N_("Data type"), "kv_cache": N_("KV cache"),
-    "sampling": N_("Sampling"), "variants": N_("Attention variants"), "weights": N_("Weights"),
-    "driver_version": N_("Driver"), "clocks.sm": N_("SM clock"), "clocks.mem": N_("Memory clock"),
-    "clocks.max.sm": N_("SM clock, maximum"), "power.limit": N_("Power limit"),
+    "cuda": N_("CUDA"),
+    "cudnn": N_("cuDNN"),
+    "ncu": N_("Nsight Compute"),
+    "os": N_("Operating system"),
+    "python": N_("Python"),
+    "torch": N_("PyTorch"),
+    "name": N_("Name"),
+    "d_model": N_("Model width (d_model)"),
+    "d_ff": N_("Feed-forward width (d_ff)"),
+    "n_layers": N_("Layers"),
+    "n_heads": N_("Attention heads"),
+    "vocab": N_("Vocabulary"),
+    "rope_theta": N_("RoPE theta"),
+    "batch": N_("Batch size"),
+    "prompt_tokens": N_("Prompt tokens"),
+    "new_tokens": N_("New tokens (timed run)"),
+    "decode_steps": N_("Decode steps (timed run)"),
+    "traced_new_tokens": N_("New tokens (traced run)"),
+    "traced_decode_steps": N_("Decode steps (traced run)"),
+    "dtype": N_("Data type"),
+    "kv_cache": N_("KV cache"),
+    "sampling": N_("Sampling"),
+    "variants": N_("Attention variants"),
+    "weights": N_("Weights"),
+    "driver_version": N_("Driver"),
+    "clocks.sm": N_("SM clock"),
+    "clocks.mem": N_("Memory clock"),
+    "clocks.max.sm": N_("SM clock, maximum"),
+    "power.limit": N_("Power limit"),
 }
 #: ncu_metrics.METRICS columns that have no histogram label
-COLUMN_LABELS = {"dram_read_bytes": N_("DRAM bytes read"), "dram_write_bytes": N_("DRAM bytes written"),
-                 "smsp_cycles_per_s": N_("SM sub-partition clock (cycles per second)")}
+COLUMN_LABELS = {
+    "dram_read_bytes": N_("DRAM bytes read"),
+    "dram_write_bytes": N_("DRAM bytes written"),
+    "smsp_cycles_per_s": N_("SM sub-partition clock (cycles per second)"),
+}
 SMI_KEYS = ("driver_version", "clocks.sm", "clocks.max.sm", "clocks.mem", "power.limit")
 
 
@@ -50,8 +73,13 @@ def _value(value, tr: Translator) -> str:
 
 def _pairs(items: dict, tr: Translator, title: str, as_text: bool = False) -> str:
     """Key/value rows; ``as_text``: values verbatim (version numbers are not quantities)."""
-    rows = [[tr.gettext(KEY_LABELS[k]) if k in KEY_LABELS else L.code(k),
-             tables.text(v) if as_text and v is not None else _value(v, tr)] for k, v in items.items()]
+    rows = [
+        [
+            tr.gettext(KEY_LABELS[k]) if k in KEY_LABELS else L.code(k),
+            tables.text(v) if as_text and v is not None else _value(v, tr),
+        ]
+        for k, v in items.items()
+    ]
     return tables.table([tr.gettext(title), tr.gettext(N_("Value"))], rows, ["left", "left"])
 
 
@@ -60,18 +88,28 @@ def setup(result, tr: Translator, options: dict) -> Fragment:
     if meta is None:
         return Fragment(tr.gettext(N_("This report's data folder has no meta.json: the setup is not recorded.")) + "\n")
     gpu = meta.gpu
-    hardware = [[tr.gettext(N_("GPU")), tables.text(gpu.name)],
-                [tr.gettext(N_("SMs")), L.DASH if gpu.sm_count is None else tr.integer(gpu.sm_count)],
-                [tr.gettext(N_("Memory")), L.DASH if gpu.total_memory_bytes is None
-                 else show(Quantity(gpu.total_memory_bytes, "mib"), tr)],
-                [tr.gettext(N_("L2 cache")), L.DASH if gpu.l2_bytes is None else show(Quantity(gpu.l2_bytes, "mib"), tr)],
-                [tr.gettext(N_("Compute capability")), tables.text(gpu.compute_capability or L.DASH)]]
+    hardware = [
+        [tr.gettext(N_("GPU")), tables.text(gpu.name)],
+        [tr.gettext(N_("SMs")), L.DASH if gpu.sm_count is None else tr.integer(gpu.sm_count)],
+        [
+            tr.gettext(N_("Memory")),
+            L.DASH if gpu.total_memory_bytes is None else show(Quantity(gpu.total_memory_bytes, "mib"), tr),
+        ],
+        [tr.gettext(N_("L2 cache")), L.DASH if gpu.l2_bytes is None else show(Quantity(gpu.l2_bytes, "mib"), tr)],
+        [tr.gettext(N_("Compute capability")), tables.text(gpu.compute_capability or L.DASH)],
+    ]
     hardware += [[tr.gettext(KEY_LABELS[k]), tables.text(gpu.nvidia_smi[k])] for k in SMI_KEYS if k in gpu.nvidia_smi]
-    parts = [tables.table([tr.gettext(N_("Hardware")), tr.gettext(N_("Value"))], hardware, ["left", "left"]),
-             _pairs(meta.software, tr, N_("Software"), as_text=True), _pairs(meta.model, tr, N_("Model")),
-             _pairs(meta.workload, tr, N_("Workload"))]
-    when = tr.gettext(N_("Captured on {date}; the exports are in {folder}."), date=tr.date(meta.date[:10]),
-                      folder=L.code(f"data/reports/{result.report}/{result.version}/"))
+    parts = [
+        tables.table([tr.gettext(N_("Hardware")), tr.gettext(N_("Value"))], hardware, ["left", "left"]),
+        _pairs(meta.software, tr, N_("Software"), as_text=True),
+        _pairs(meta.model, tr, N_("Model")),
+        _pairs(meta.workload, tr, N_("Workload")),
+    ]
+    when = tr.gettext(
+        N_("Captured on {date}; the exports are in {folder}."),
+        date=tr.date(meta.date[:10]),
+        folder=L.code(f"data/reports/{result.report}/{result.version}/"),
+    )
     return Fragment("\n".join(parts) + "\n" + when + "\n\n" + _profilers(result, tr))
 
 
@@ -86,11 +124,16 @@ def _profilers(result, tr: Translator) -> str:
     version = (result.meta.software.get("ncu") if result.meta else None) or L.DASH
     items.append("- " + tr.gettext(N_("Nsight Compute version: {version}"), version=tables.text(version)))
     commands = list(result.meta.commands if result.meta else [])
-    commands += [run.commands[0] for name, run in (result.ncu_runs or {}).items()
-                 if name in result.variants and run.commands]
+    commands += [
+        run.commands[0] for name, run in (result.ncu_runs or {}).items() if name in result.variants and run.commands
+    ]
     if commands:  # the export commands are in the methodology
-        items.append("\n" + tr.gettext(N_("Profiler commands (all of them, with the exports, in the methodology):"))
-                     + "\n\n" + _code_block(commands))
+        items.append(
+            "\n"
+            + tr.gettext(N_("Profiler commands (all of them, with the exports, in the methodology):"))
+            + "\n\n"
+            + _code_block(commands)
+        )
     return "\n".join(items) + "\n"
 
 
@@ -104,12 +147,18 @@ def _controls(command: str, tr: Translator) -> str:
     """ncu's clock and cache control, as the command set them or ncu's defaults (base, all)."""
     default = tr.gettext(N_("(ncu's default)"))
     clock, cache = _option(command, "--clock-control"), _option(command, "--cache-control")
-    text = tr.gettext(N_("Clock control: {clock}. Cache control: {cache}."),
-                      clock=L.code(clock) if clock else f"{L.code('base')} {default}",
-                      cache=L.code(cache) if cache else f"{L.code('all')} {default}")
+    text = tr.gettext(
+        N_("Clock control: {clock}. Cache control: {cache}."),
+        clock=L.code(clock) if clock else f"{L.code('base')} {default}",
+        cache=L.code(cache) if cache else f"{L.code('all')} {default}",
+    )
     if (cache or "all") == "all":
-        text += " " + tr.gettext(N_("ncu flushes the caches before each replay pass and runs one kernel at a time, "
-                                    "so durations under ncu are longer than in the trace."))
+        text += " " + tr.gettext(
+            N_(
+                "ncu flushes the caches before each replay pass and runs one kernel at a time, "
+                "so durations under ncu are longer than in the trace."
+            )
+        )
     return text
 
 
@@ -125,26 +174,39 @@ def methodology(result, tr: Translator, options: dict) -> Fragment:
         if name not in result.variants:
             continue
         label = tables.text(getattr(result.config.variants[name].label, tr.language))
-        out.append(tr.gettext(N_("Nsight Compute, {variant} (status: {status}):"), variant=label,
-                              status=tables.text(run.status)) + "\n")
+        out.append(
+            tr.gettext(
+                N_("Nsight Compute, {variant} (status: {status}):"), variant=label, status=tables.text(run.status)
+            )
+            + "\n"
+        )
         out.append(_code_block(run.commands or [L.DASH]))
         sections = ", ".join(L.code(s) for s in run.sections)
         out.append(tr.gettext(N_("Sections: {sections}."), sections=sections or L.DASH) + "\n")
         if run.sampling:
-            out.append(tr.gettext(
-                N_("Sampling: {mode}, {count} launches per launch configuration: ncu profiled {profiled} launches "
-                   "of one step, not every launch; its metrics describe each kernel by these samples."),
-                mode=L.code(str(run.sampling.get("filter_mode", L.DASH))),
-                count=_value(run.sampling.get("launch_count"), tr),
-                profiled=tr.integer(result.variants[name].profiled)) + "\n")
+            out.append(
+                tr.gettext(
+                    N_(
+                        "Sampling: {mode}, {count} launches per launch configuration: ncu profiled {profiled} launches "
+                        "of one step, not every launch; its metrics describe each kernel by these samples."
+                    ),
+                    mode=L.code(str(run.sampling.get("filter_mode", L.DASH))),
+                    count=_value(run.sampling.get("launch_count"), tr),
+                    profiled=tr.integer(result.variants[name].profiled),
+                )
+                + "\n"
+            )
         if run.commands:
             out.append(_controls(run.commands[0], tr) + "\n")
     out.append("### " + tr.gettext(N_("Metrics")) + "\n")
     labels = {**{c: label for c, (label, _) in L.METRIC_LABELS.items()}, **COLUMN_LABELS}
     rows = [[tr.gettext(labels[c]) if c in labels else L.code(c), L.code(m)] for c, m in ncu_metrics.METRICS.items()]
     rows += [[tr.gettext(N_("FLOP count")), L.code(m)] for m in ncu_metrics.flop_metrics()]
-    out.append(tables.table([tr.gettext(N_("Quantity")), tr.gettext(N_("Nsight Compute metric (raw page)"))],
-                            rows, ["left", "left"]))
+    out.append(
+        tables.table(
+            [tr.gettext(N_("Quantity")), tr.gettext(N_("Nsight Compute metric (raw page)"))], rows, ["left", "left"]
+        )
+    )
     out.append("### " + tr.gettext(N_("How the numbers are computed")) + "\n")
     args = formula_args(result, tr)
     out += [f"- {tr.gettext(text, **args)}" for text in FORMULAS]
@@ -154,13 +216,25 @@ def methodology(result, tr: Translator, options: dict) -> Fragment:
     out.append("")
     checks = result.config.review
     out.append(tr.gettext(N_("Needs review, with the thresholds of report.yml:")) + "\n")
-    out += [f"- {tr.gettext(L.REASON_LABELS[k], limit=lim, duration=L.us_label(checks.long_duration_us * 1e3, tr))}"
-            for k, lim in (("zero_flops_compute", tr.number(checks.zero_flop_per_byte, 3)),
-                           ("balanced_low_long", tr.percent(checks.low_throughput_pct / 100)),
-                           ("memory_low_throughput", tr.percent(checks.low_throughput_pct / 100)),
-                           ("pct_over_100", tr.percent(checks.max_pct / 100)),
-                           ("occupancy_over_theoretical", ""))]
+    out += [
+        f"- {tr.gettext(L.REASON_LABELS[k], limit=lim, duration=L.us_label(checks.long_duration_us * 1e3, tr))}"
+        for k, lim in (
+            ("zero_flops_compute", tr.number(checks.zero_flop_per_byte, 3)),
+            ("balanced_low_long", tr.percent(checks.low_throughput_pct / 100)),
+            ("memory_low_throughput", tr.percent(checks.low_throughput_pct / 100)),
+            ("pct_over_100", tr.percent(checks.max_pct / 100)),
+            ("occupancy_over_theoretical", ""),
+        )
+    ]
     out.append("")
-    out.append(tr.gettext(N_("Histogram outliers: Tukey's rule, values more than {k} × IQR below the first or "
-                             "above the third quartile."), k=tr.number(TUKEY_K, 1)) + "\n")
+    out.append(
+        tr.gettext(
+            N_(
+                "Histogram outliers: Tukey's rule, values more than {k} × IQR below the first or "
+                "above the third quartile."
+            ),
+            k=tr.number(TUKEY_K, 1),
+        )
+        + "\n"
+    )
     return Fragment("\n".join(out) + "\n")

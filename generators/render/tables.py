@@ -7,6 +7,7 @@ titles) goes through :func:`text`, which makes it show literally: HTML is escape
 every character Python-Markdown treats as markup is backslash-escaped, including ``|``,
 which the tables extension would otherwise read as a column break.
 """
+
 from __future__ import annotations
 
 import html
@@ -35,5 +36,7 @@ def link(label: str, url: str | None) -> str:
 
 def table(headers: list[str], rows: list[list[str]], align: list[str] | None = None) -> str:
     """A pipe table; ``align`` per column: "left", "right" or "center"."""
-    return tabulate(rows, headers=[text(h) for h in headers], tablefmt="pipe",
-                    disable_numparse=True, colalign=align) + "\n"
+    return (
+        tabulate(rows, headers=[text(h) for h in headers], tablefmt="pipe", disable_numparse=True, colalign=align)
+        + "\n"
+    )

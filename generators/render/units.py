@@ -4,6 +4,7 @@ Generators keep numbers in base units (FLOP/s, bytes/s, bytes); the display unit
 them. The number is formatted by babel for the page's locale, the unit label comes from
 the message catalog (see ``generators.render.i18n``).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

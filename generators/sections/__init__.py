@@ -3,6 +3,7 @@
 ``MODELS`` and ``UNITS`` are the registry the site macros look names up in. A new section
 module adds its ``MODEL``(s) and ``UNITS`` here.
 """
+
 from __future__ import annotations
 
 from generators.sections import hardware, kernel_profile, runs

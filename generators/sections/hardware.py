@@ -4,6 +4,7 @@ Model ``hardware`` reads every hardware file and every ``data/reports/*/*/peaks.
 its ``meta.json``), computes ridge points and the measured-vs-spec table. Its units are
 rendered by ``generators.render.hardware``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -39,20 +40,27 @@ def inputs(data_dir: Path, options: dict[str, str]) -> list[Path]:
 def compute(files: list[Path], data_dir: Path, options: dict[str, str]) -> HardwareResult:
     gpus = hardware.read_all(data_dir / HARDWARE_DIR)
     runs = [peaks.read(p) for p in files if p.name == peaks.FILE_NAME]
-    return HardwareResult(gpus=gpus, ridge=ridge_table(gpus), measured=measured_table(gpus, runs),
-                          devices=device_table(gpus, runs), runs=len(runs))
+    return HardwareResult(
+        gpus=gpus,
+        ridge=ridge_table(gpus),
+        measured=measured_table(gpus, runs),
+        devices=device_table(gpus, runs),
+        runs=len(runs),
+    )
 
 
 def facts(result: HardwareResult) -> dict[str, Quantity]:
     """``gpu_count``, ``measured_runs``, and per GPU ``<fact>.<gpu id>[.<dtype>]``."""
-    out = {"gpu_count": Quantity(len(result.gpus), "count"),
-           "measured_runs": Quantity(result.runs, "count")}
+    out = {"gpu_count": Quantity(len(result.gpus), "count"), "measured_runs": Quantity(result.runs, "count")}
     for row in result.ridge.itertuples():
         out[f"ridge.{row.gpu}.{row.dtype}"] = Quantity(row.ridge_flop_per_byte, "flop_per_byte")
         out[f"peak.{row.gpu}.{row.dtype}"] = Quantity(row.peak_flop_per_s, "tflop_per_s")
     for gpu in result.gpus:
-        for name, value, unit in (("bandwidth", gpu.memory_bandwidth_bytes_per_s, "tb_per_s"),
-                                  ("l2", gpu.l2_bytes, "mib"), ("sms", gpu.sm_count, "count")):
+        for name, value, unit in (
+            ("bandwidth", gpu.memory_bandwidth_bytes_per_s, "tb_per_s"),
+            ("l2", gpu.l2_bytes, "mib"),
+            ("sms", gpu.sm_count, "count"),
+        ):
             if value.value is not None:
                 out[f"{name}.{gpu.id}"] = Quantity(value.value, unit)
     return out
@@ -65,8 +73,13 @@ UNITS = [
     Unit("hardware.overview", MODEL, f"{_R}:overview", doc="one row per GPU: SMs, memory, L2, NVLink"),
     Unit("hardware.peaks", MODEL, f"{_R}:peak_table", doc="dense peak TFLOP/s per GPU and data type"),
     Unit("hardware.ridge", MODEL, f"{_R}:ridge", doc="ridge points (FLOP/byte) per GPU and data type"),
-    Unit("hardware.roofline", MODEL, f"{_R}:roofline", options=("dtype",),
-         doc="figure: roofline of every GPU for one data type (default bf16)"),
+    Unit(
+        "hardware.roofline",
+        MODEL,
+        f"{_R}:roofline",
+        options=("dtype",),
+        doc="figure: roofline of every GPU for one data type (default bf16)",
+    ),
     Unit("hardware.measured", MODEL, f"{_R}:measured", doc="measured peaks beside the spec"),
     Unit("hardware.details", MODEL, f"{_R}:details", doc="per GPU: every figure with source and note"),
 ]

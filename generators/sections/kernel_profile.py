@@ -8,6 +8,7 @@ spec and the measured peaks. ``analysis.kernel_profile`` does the work; the fact
 prose are ``analysis.kernel_facts``; the units are rendered by
 ``generators.render.kernel_tables``, ``.kernel_classes``, ``.kernel_figures`` and ``.kernel_method``.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -16,11 +17,11 @@ from pathlib import Path
 import pandas as pd
 
 from generators.analysis import kernel_profile, roofline
+from generators.analysis.kernel_facts import facts
 from generators.analysis.ncu_metrics import PRECISIONS
 from generators.errors import UserError
 from generators.readers import capture_meta, detect, hardware, kernel_rules, ncu_csv, peaks, report_config
 from generators.readers.report_config import ReportConfig
-from generators.analysis.kernel_facts import facts
 from generators.sections.spec import Model, Unit
 
 REPORTS_DIR = "reports"
@@ -102,10 +103,19 @@ def compute(files: list[Path], data_dir: Path, options: dict[str, str]) -> Kerne
         ncu = ncu_csv.read(paths["metrics"]) if "metrics" in paths else None
         variants[variant] = kernel_profile.analyse(timeline, ncu, rules, config, variant, roofs, paths)
         names[variant] = {k: p.name for k, p in paths.items()}
-    return KernelProfile(report=folder.name, version=version.name, config=config, gpu=gpu, measured=measured,
-                         roofs=roofs, meta=capture_meta.read_meta(version),
-                         ncu_runs=capture_meta.read_ncu_runs(version), timing=capture_meta.read_timing(version),
-                         variants=variants, files=names)
+    return KernelProfile(
+        report=folder.name,
+        version=version.name,
+        config=config,
+        gpu=gpu,
+        measured=measured,
+        roofs=roofs,
+        meta=capture_meta.read_meta(version),
+        ncu_runs=capture_meta.read_ncu_runs(version),
+        timing=capture_meta.read_timing(version),
+        variants=variants,
+        files=names,
+    )
 
 
 MODEL = Model(name="kernel_profile", inputs=inputs, compute=compute, facts=facts, options=("report",))
@@ -124,10 +134,13 @@ UNITS = [
     Unit("kernel_profile.histograms", MODEL, f"{_F}:histograms", doc="figures: one histogram per metric"),
     Unit("kernel_profile.ridge", MODEL, f"{_C}:ridge", doc="peaks, bandwidths and ridge points used"),
     Unit("kernel_profile.roofline", MODEL, f"{_F}:roofline", doc="figure: physical roofline"),
-    Unit("kernel_profile.roofline_normalized", MODEL, f"{_F}:roofline_normalized",
-         doc="figure: normalized roofline"),
-    Unit("kernel_profile.roofline_kernels", MODEL, f"{_F}:roofline_kernels",
-         doc="figure: one roofline panel per top kernel"),
+    Unit("kernel_profile.roofline_normalized", MODEL, f"{_F}:roofline_normalized", doc="figure: normalized roofline"),
+    Unit(
+        "kernel_profile.roofline_kernels",
+        MODEL,
+        f"{_F}:roofline_kernels",
+        doc="figure: one roofline panel per top kernel",
+    ),
     Unit("kernel_profile.methodology", MODEL, f"{_M}:methodology", doc="commands, metrics, formulas, rule"),
     Unit("kernel_profile.names", MODEL, f"{_T}:names", doc="full kernel names beside friendly names"),
 ]

@@ -6,6 +6,7 @@ the page language and that language's catalog). Changing a ``.po`` file re-rende
 fragments without recomputing results; changing a file under ``data/`` recomputes only the
 models whose inputs include it.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -46,12 +47,18 @@ class Runner:
         memo = make_key(model=model.name, options=options)
         if memo not in self._results:
             inputs = model.inputs(self.data_dir, options)
-            key = make_key(kind="result", model=model.name, version=model.version, options=options,
-                           inputs=files_digest(inputs, self.data_dir),
-                           code=code_digest({model.compute.__module__, model.inputs.__module__}),
-                           toolchain=toolchain())
-            value = self.cache.get_or_compute("results", slot_name(model.name, options), key,
-                                              lambda: model.compute(inputs, self.data_dir, options))
+            key = make_key(
+                kind="result",
+                model=model.name,
+                version=model.version,
+                options=options,
+                inputs=files_digest(inputs, self.data_dir),
+                code=code_digest({model.compute.__module__, model.inputs.__module__}),
+                toolchain=toolchain(),
+            )
+            value = self.cache.get_or_compute(
+                "results", slot_name(model.name, options), key, lambda: model.compute(inputs, self.data_dir, options)
+            )
             self._results[memo] = (key, value)
         return self._results[memo]
 
@@ -63,11 +70,21 @@ class Runner:
         tr = self.translator(language)
         catalog = hashlib.sha256(tr.catalog_file.read_bytes()).hexdigest() if tr.catalog_file else ""
         module = unit.render.partition(":")[0]
-        key = make_key(kind="fragment", unit=unit.name, result=result_key, options=render_options,
-                       language=language, catalog=catalog, code=code_digest([module]))
+        key = make_key(
+            kind="fragment",
+            unit=unit.name,
+            result=result_key,
+            options=render_options,
+            language=language,
+            catalog=catalog,
+            code=code_digest([module]),
+        )
         return self.cache.get_or_compute(
-            "fragments", slot_name(f"{unit.name}.{language}", options), key,
-            lambda: _render_function(unit)(result, tr, render_options))
+            "fragments",
+            slot_name(f"{unit.name}.{language}", options),
+            key,
+            lambda: _render_function(unit)(result, tr, render_options),
+        )
 
     def fact(self, model: Model, name: str, options: dict[str, str]) -> Quantity:
         if model.facts is None:

@@ -1,4 +1,5 @@
 """The captured runs under ``data/reports/<report>/<version>/`` (from their ``meta.json``)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -20,10 +21,15 @@ def compute(files: list[Path], data_dir: Path, options: dict[str, str]) -> list[
 
 
 def facts(runs: list[RunMeta]) -> dict[str, Quantity]:
-    return {"run_count": Quantity(len(runs), "count"),
-            "report_count": Quantity(len({r.report for r in runs}), "count")}
+    return {"run_count": Quantity(len(runs), "count"), "report_count": Quantity(len({r.report for r in runs}), "count")}
 
 
 MODEL = Model(name="runs", inputs=inputs, compute=compute, facts=facts)
-UNITS = [Unit("runs.list", MODEL, "generators.render.runs:run_list",
-              doc="table of captured runs: report, version, kind, GPU, date")]
+UNITS = [
+    Unit(
+        "runs.list",
+        MODEL,
+        "generators.render.runs:run_list",
+        doc="table of captured runs: report, version, kind, GPU, date",
+    )
+]

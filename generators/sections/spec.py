@@ -14,6 +14,7 @@ looks re-renders it without recomputing the analysis).
 
 This module imports nothing from ``generators.render``, on purpose.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
