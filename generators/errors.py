@@ -8,6 +8,7 @@ and keeps its traceback.
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 
@@ -25,3 +26,24 @@ class UserError(Exception):
         if self.path is None:
             return f"error: {self.message}"
         return f"error: {self.path}: {self.message}"
+
+
+class DataError(Exception):
+    """What an analysis finds wrong with its input tables, without a file name.
+
+    Analyses do not know which file a table came from; the layer that opened the file
+    turns a ``DataError`` into a ``UserError`` naming it (:func:`about`).
+    """
+
+    def __init__(self, message: str):
+        self.message = " ".join(str(message).split())
+        super().__init__(self.message)
+
+
+@contextlib.contextmanager
+def about(path: str | os.PathLike[str] | None):
+    """Inside this block, a ``DataError`` becomes a ``UserError`` naming ``path``."""
+    try:
+        yield
+    except DataError as exc:
+        raise UserError(path, exc.message) from None

@@ -1,23 +1,34 @@
-"""A number in base units and the unit it is shown in: the vocabulary that facts share.
+"""A number in base units and what it measures: the vocabulary that facts share.
 
-Analyses and report sections return ``Quantity`` values (language-neutral); the render
-layer (``generators.render.units``) formats them for a page language.
+Analyses return ``Quantity`` values (language-neutral, base units); the render layer
+(``generators.render.units``) chooses how to show one - µs or ms, TB/s or GB/s - and
+formats it for a page language. An analysis never picks a display unit.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-#: Display units. The base value is in FLOP/s, FLOP/byte, bytes/s, bytes, nanoseconds (``us``,
-#: ``ms``) or a plain count; ``percent`` takes a fraction (0.346 -> 34.6 %).
-UNIT_NAMES = ("count", "percent", "tflop_per_s", "flop_per_byte", "tb_per_s", "gb_per_s", "gb", "mib", "us", "ms")
+#: What a quantity measures, and its base unit.
+DIMENSIONS = {
+    "count": "a plain number",
+    "fraction": "a share, 0..1 (shown as a percentage)",
+    "pct": "a percentage in points, 0..100 (as Nsight Compute reports throughputs and hit rates)",
+    "ns": "a duration in nanoseconds",
+    "flop": "floating-point operations",
+    "flop_per_s": "FLOP per second",
+    "flop_per_byte": "arithmetic intensity, FLOP per byte",
+    "bytes": "bytes",
+    "bytes_per_s": "bytes per second",
+    "tokens_per_s": "tokens per second",
+}
 
 
 @dataclass(frozen=True)
 class Quantity:
     value: float
-    unit: str
+    dim: str
 
     def __post_init__(self) -> None:
-        if self.unit not in UNIT_NAMES:
-            raise ValueError(f"unknown display unit {self.unit!r}; known: {UNIT_NAMES}")
+        if self.dim not in DIMENSIONS:
+            raise ValueError(f"unknown dimension {self.dim!r}; known: {sorted(DIMENSIONS)}")

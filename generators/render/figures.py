@@ -21,8 +21,10 @@ import matplotlib
 from matplotlib import font_manager
 from matplotlib.figure import Figure
 
+from generators.settings import Language
+
 CJK_FAMILY = "Noto Sans CJK SC"  # the Simplified Chinese face of the collection
-FAMILIES = {"en": ["DejaVu Sans"], "zh": [CJK_FAMILY, "DejaVu Sans"]}
+DEFAULT_FAMILY = "DejaVu Sans"  # matplotlib's own; a language's fonts (mkdocs.yml) come first
 
 STYLE = {
     "svg.fonttype": "path",
@@ -45,10 +47,10 @@ def register_cjk_font() -> None:
 
 
 @contextmanager
-def style(language: str):
+def style(language: Language):
     """matplotlib settings for one page language; glyph warnings become errors."""
     register_cjk_font()
-    rc = dict(STYLE, **{"font.family": "sans-serif", "font.sans-serif": FAMILIES[language]})
+    rc = dict(STYLE, **{"font.family": "sans-serif", "font.sans-serif": [*language.fonts, DEFAULT_FAMILY]})
     with matplotlib.rc_context(rc), warnings.catch_warnings():
         warnings.filterwarnings("error", message=".*missing from font")
         yield

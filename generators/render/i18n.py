@@ -28,32 +28,20 @@ from babel.messages.pofile import read_po
 from babel.numbers import format_decimal, format_percent
 
 from generators.errors import UserError
-
-#: The language the message ids are written in.
-SOURCE_LANGUAGE = "en"
-
-#: Page language (mkdocs-static-i18n locale, ``page.file.locale``) -> babel locale.
-BABEL_LOCALES = {"en": "en", "zh": "zh_Hans_CN"}
-
-#: Page language -> folder under ``locales/`` holding its catalog.
-CATALOG_DIRS = {"zh": "zh_Hans"}
+from generators.messages import N_  # noqa: F401  (re-exported: renderers import it from here)
+from generators.settings import Language, Localized
 
 DOMAIN = "messages"
 
 
-def N_(message: str) -> str:
-    """Mark a string for extraction; it is translated later, when a page language is known."""
-    return message
+def catalog_path(locales_dir: Path, language: Language) -> Path:
+    return locales_dir / language.catalog_dir / "LC_MESSAGES" / f"{DOMAIN}.po"
 
 
-def catalog_path(locales_dir: Path, language: str) -> Path:
-    return locales_dir / CATALOG_DIRS[language] / "LC_MESSAGES" / f"{DOMAIN}.po"
-
-
-def load_catalog(path: Path, language: str) -> Catalog:
+def load_catalog(path: Path, language: Language) -> Catalog:
     try:
         with path.open("rb") as fh:
-            return read_po(fh, locale=BABEL_LOCALES[language], domain=DOMAIN)
+            return read_po(fh, locale=language.babel_locale, domain=DOMAIN)
     except FileNotFoundError:
         raise UserError(path, "message catalog not found") from None
     except Exception as exc:  # babel raises PoFileError and plain ValueError on bad files
@@ -64,28 +52,34 @@ def load_catalog(path: Path, language: str) -> Catalog:
 class Translator:
     """Translations and number/date formats for one page language."""
 
-    language: str
+    lang: Language
     catalog: Catalog | None = None  # None for the source language
     catalog_file: Path | None = None
 
     @classmethod
-    def for_language(cls, language: str, locales_dir: Path) -> Translator:
-        if language not in BABEL_LOCALES:
-            raise UserError(None, f"unsupported page language {language!r}; known: {sorted(BABEL_LOCALES)}")
-        if language == SOURCE_LANGUAGE:
+    def for_language(cls, language: Language, locales_dir: Path) -> Translator:
+        if language.catalog_dir is None:
             return cls(language)
         path = catalog_path(locales_dir, language)
         return cls(language, load_catalog(path, language), path)
 
     @property
+    def language(self) -> str:
+        return self.lang.code
+
+    @property
     def locale(self) -> str:
-        return BABEL_LOCALES[self.language]
+        return self.lang.babel_locale
 
     # -- messages ---------------------------------------------------------------------
     def gettext(self, message: str, **values: object) -> str:
         """The translation of ``message``; ``{name}`` placeholders are filled from ``values``."""
         text = message if self.catalog is None else self._lookup(message)
         return text.format(**values) if values else text
+
+    def pick(self, text: Localized) -> str:
+        """The page language's text of a :data:`~generators.settings.Localized` value from data."""
+        return text[self.language]
 
     def _lookup(self, message: str) -> str:
         entry = self.catalog.get(message)

@@ -1,30 +1,33 @@
-"""Markdown tables from already formatted cells.
+"""Tables for one page language, built column by column from values in base units.
 
-Cells are strings formatted for the page's language before they get here, so tabulate
-must not parse them as numbers again (it would drop the thousands separators of
-"1,979"): ``disable_numparse=True``. Text that comes from data (kernel names, notes,
-titles) goes through :func:`text`, which makes it show literally: HTML is escaped and
-every character Python-Markdown treats as markup is backslash-escaped, including ``|``,
-which the tables extension would otherwise read as a column break.
+A renderer declares the columns (a stable key, a label message, the display unit of a
+numeric column) and adds keyed rows of raw values; :class:`TableBuilder` formats each
+number for the page's locale and keeps the raw value for the CSV download and for
+sorting. Text cells hold what the page shows (already translated, or data such as a
+kernel name, which the site edge escapes).
+
+:func:`text` and :func:`link` escape data for *markdown* prose (notes and lists).
 """
 
 from __future__ import annotations
 
 import html
 
-from tabulate import tabulate
+from generators.pieces import Cell, Column, Row, Table, Value
+from generators.render import units
+from generators.render.i18n import Translator
 
 # Python-Markdown's escapable characters (markdown.Markdown.ESCAPED_CHARS) plus "|" (tables).
 _MARKUP = "\\`*_{}[]()#+-.!|<>"
 
 
 def text(value: object) -> str:
-    """Plain text that shows literally inside markdown (and inside a table cell)."""
+    """Plain text that shows literally inside markdown prose."""
     escaped = html.escape(str(value), quote=False)
     out = []
     for ch in escaped:
         out.append("\\" + ch if ch in _MARKUP else ch)
-    return " ".join("".join(out).split())  # a cell is one line
+    return " ".join("".join(out).split())  # one line
 
 
 def link(label: str, url: str | None) -> str:
@@ -34,9 +37,53 @@ def link(label: str, url: str | None) -> str:
     return f"[{text(label)}](<{url}>)"
 
 
-def table(headers: list[str], rows: list[list[str]], align: list[str] | None = None) -> str:
-    """A pipe table; ``align`` per column: "left", "right" or "center"."""
-    return (
-        tabulate(rows, headers=[text(h) for h in headers], tablefmt="pipe", disable_numparse=True, colalign=align)
-        + "\n"
-    )
+def code(value: str) -> str:
+    """Monospace data text inside markdown prose (an HTML ``<code>`` around escaped text)."""
+    return f"<code>{text(value)}</code>"
+
+
+class TableBuilder:
+    """``t = TableBuilder("top", tr); t.col(...); t.row(key, ...); t.build()``."""
+
+    def __init__(self, key: str, tr: Translator):
+        self.key, self.tr = key, tr
+        self._columns: list[tuple[Column, str | None, str]] = []
+        self._rows: list[Row] = []
+
+    def col(self, key: str, label: str, unit: str | None = None, *, style: str = "plain", align: str | None = None):
+        """A column: ``label`` a catalog message; ``unit`` a display unit (numeric column) or None."""
+        numeric = unit is not None
+        column = Column(
+            key=key,
+            header=units.header(label, unit, self.tr),
+            csv_header=units.csv_header(label, unit, self.tr),
+            align=align or ("right" if numeric else "left"),
+            numeric=numeric,
+            unit=unit,
+        )
+        self._columns.append((column, unit, style))
+        return self
+
+    def row(self, key: str, *values: Value | Cell) -> None:
+        if len(values) != len(self._columns):
+            raise ValueError(f"table {self.key!r}: {len(values)} values for {len(self._columns)} columns")
+        self._rows.append(Row(key, tuple(self._cell(v, c, u, s) for v, (c, u, s) in zip(values, self._columns))))
+
+    def _cell(self, value: Value | Cell, column: Column, unit: str | None, style: str) -> Cell:
+        if isinstance(value, Cell):
+            return value
+        if unit is not None:
+            return Cell(units.number(value, unit, self.tr), _base(value))
+        return Cell(None if value is None else str(value), value, style)
+
+    def build(self) -> Table:
+        return Table(self.key, tuple(c for c, _, _ in self._columns), tuple(self._rows))
+
+
+def _base(value: Value) -> Value:
+    """A number as the CSV holds it: integers stay integers, NaN is empty."""
+    if isinstance(value, float) and value != value:
+        return None
+    if hasattr(value, "item"):  # numpy scalars
+        value = value.item()
+    return value
