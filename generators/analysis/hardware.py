@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from generators.errors import UserError
+from generators.errors import DataError
 from generators.readers.hardware import DTYPES, GpuSpec
 from generators.readers.peaks import MeasuredRun
 
@@ -73,17 +73,25 @@ def ridge_table(gpus: list[GpuSpec]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=RIDGE_COLUMNS)
 
 
+def ridge_extremes(ridge: pd.DataFrame) -> dict:
+    """dtype -> (the ridge_table row with the lowest ridge point, the one with the highest)."""
+    out = {}
+    for dtype, rows in ridge.groupby("dtype", sort=False):
+        out[dtype] = (rows.loc[rows["ridge_flop_per_byte"].idxmin()], rows.loc[rows["ridge_flop_per_byte"].idxmax()])
+    return out
+
+
 def match_runs(gpus: list[GpuSpec], runs: list[MeasuredRun]) -> list[GpuSpec]:
-    """The hardware entry of each run, found by the CUDA device name in ``device_names``."""
+    """The hardware entry of each run, found by the CUDA device name in ``device_names``
+    (a ``DataError`` naming the run when none lists it)."""
     by_name = {name: gpu for gpu in gpus for name in gpu.device_names}
     matched = []
     for run in runs:
         gpu = by_name.get(run.gpu.name)
         if gpu is None:
-            raise UserError(
-                run.path,
-                f"GPU {run.gpu.name!r} is not in the device_names of any "
-                "hardware file; add it to the matching data/hardware/*.yml",
+            raise DataError(
+                f"GPU {run.gpu.name!r} is not in the device_names of any hardware file; "
+                "add it to the matching file of the hardware reference",
             )
         matched.append(gpu)
     return matched
@@ -104,8 +112,8 @@ def measured_table(gpus: list[GpuSpec], runs: list[MeasuredRun]) -> pd.DataFrame
             rows.append(
                 (
                     gpu.id,
-                    run.report,
-                    run.version,
+                    run.ref.report,
+                    run.ref.version,
                     "matmul",
                     mm.dtype,
                     mm.flop_per_s,
@@ -119,8 +127,8 @@ def measured_table(gpus: list[GpuSpec], runs: list[MeasuredRun]) -> pd.DataFrame
             rows.append(
                 (
                     gpu.id,
-                    run.report,
-                    run.version,
+                    run.ref.report,
+                    run.ref.version,
                     "memory",
                     mem.name,
                     mem.bytes_per_s,
@@ -137,8 +145,8 @@ def device_table(gpus: list[GpuSpec], runs: list[MeasuredRun]) -> pd.DataFrame:
     rows = [
         (
             gpu.id,
-            run.report,
-            run.version,
+            run.ref.report,
+            run.ref.version,
             run.gpu.name,
             run.gpu.sm_count,
             gpu.sm_count.value,
@@ -154,3 +162,11 @@ def device_table(gpus: list[GpuSpec], runs: list[MeasuredRun]) -> pd.DataFrame:
 def _dtype_order(dtype: str) -> tuple[int, str]:
     mapped = MATMUL_DTYPES.get(dtype, dtype)
     return (DTYPES.index(mapped) if mapped in DTYPES else len(DTYPES), dtype)
+
+
+def runs_per_gpu(measured: pd.DataFrame) -> dict[str, int]:
+    """gpu id -> how many captured versions measured it (from ``measured_table``)."""
+    if measured.empty:
+        return {}
+    runs = measured[["gpu", "report", "version"]].drop_duplicates()
+    return {str(k): int(v) for k, v in runs.groupby("gpu").size().items()}

@@ -8,8 +8,8 @@
     category        str   the rule's category (readers.kernel_rules.CATEGORIES); "other" if none
     dtype           str   element type found in the name (see DTYPES), "" when none
     short_name      str   the function name alone (analysis.demangled.short_name)
-    name_en, name_zh                the rule's name template filled in; the short name if none
-    description_en, description_zh  the rule's description filled in; "" if none
+    label           dict  language -> the rule's name template filled in; the short name if none
+    description     dict  language -> the rule's description filled in; {} if none
 
 Templates are filled with the match's named groups (an optional group that did not take
 part is "") and ``{dtype}``. When ``dtype`` is empty, a bracket pair left empty by it
@@ -26,18 +26,7 @@ import pandas as pd
 from generators.analysis.demangled import short_name
 from generators.readers.kernel_rules import KernelRules, Rule
 
-COLUMNS = [
-    "name",
-    "rule",
-    "library",
-    "category",
-    "dtype",
-    "short_name",
-    "name_en",
-    "name_zh",
-    "description_en",
-    "description_zh",
-]
+COLUMNS = ["name", "rule", "library", "category", "dtype", "short_name", "label", "description"]
 
 # The first element type found in a name, in this order: a bf16 kernel often names float for
 # its accumulator or functor (MulFunctor<float>), so the narrow storage types come first.
@@ -69,20 +58,11 @@ def _row(name: str, rules: KernelRules) -> list:
     dtype, short = element_type(name), short_name(name)
     rule, match = _first(name, rules.rules)
     if rule is None:
-        return [name, -1, "", "other", dtype, short, short, short, "", ""]
+        return [name, -1, "", "other", dtype, short, {}, {}]
     groups = {k: (v or "") for k, v in match.groupdict().items()}
-    return [
-        name,
-        rule.index,
-        rule.library,
-        rule.category,
-        dtype,
-        short,
-        _fill(rule.name.en, groups, dtype),
-        _fill(rule.name.zh, groups, dtype),
-        _fill(rule.description.en, groups, dtype),
-        _fill(rule.description.zh, groups, dtype),
-    ]
+    label = {lang: _fill(t, groups, dtype) for lang, t in rule.name.items()}
+    description = {lang: _fill(t, groups, dtype) for lang, t in rule.description.items()}
+    return [name, rule.index, rule.library, rule.category, dtype, short, label, description]
 
 
 def _first(name: str, rules: Iterable[Rule]):

@@ -21,21 +21,21 @@ import pandas as pd
 
 from generators.analysis import attribution
 from generators.analysis.kernel_summary import summarize
-from generators.errors import UserError
+from generators.errors import DataError
 
 TOP_COLUMNS = ["rank", "name", "instances", "total_ns", "avg_ns", "median_ns", "min_ns", "max_ns", "share"]
 
 
-def in_range(timeline, range_name: str, path) -> tuple[pd.DataFrame, int]:
+def in_range(timeline, range_name: str) -> tuple[pd.DataFrame, int]:
     """(kernels launched inside ``range_name``, the range's wall time in ns)."""
     ranges = timeline.ranges
     selected = ranges[ranges["name"].astype(str) == range_name]
     if selected.empty:
         known = attribution.range_names(ranges)
-        raise UserError(path, f"no range named {range_name!r} (most frequent: {', '.join(map(repr, known))})")
+        raise DataError(f"no range named {range_name!r} (most frequent: {', '.join(map(repr, known))})")
     kernels = timeline.kernels[attribution.in_range(timeline.kernels, ranges, range_name)]
     if kernels.empty:
-        raise UserError(path, f"no kernel was launched inside the range {range_name!r}")
+        raise DataError(f"no kernel was launched inside the range {range_name!r}")
     return kernels.reset_index(drop=True), _union_ns(
         selected["start_ns"].to_numpy(np.int64), selected["end_ns"].to_numpy(np.int64)
     )

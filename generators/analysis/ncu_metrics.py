@@ -1,6 +1,6 @@
 """Per-launch metrics of an Nsight Compute raw page, and the derived FLOPs, bytes and intensity.
 
-``launch_table(report, path)`` (``report`` from ``readers.ncu_csv.read`` of a ``--page raw``
+``launch_table(report)`` (``report`` from ``readers.ncu_csv.read`` of a ``--page raw``
 export) -> one row per profiled launch, ``kernel_id`` order, with the columns of
 :data:`METRICS` (ncu metric -> column, values in the reader's base units: ns, byte, byte/s,
 and percentages 0-100 as ncu prints them), the launch configuration, and:
@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from generators.errors import UserError
+from generators.errors import DataError
 
 #: column -> ncu raw-page metric
 METRICS = {
@@ -80,15 +80,14 @@ def required_metrics() -> list[str]:
     return [*METRICS.values(), *flop_metrics()]
 
 
-def _wide(report, path) -> pd.DataFrame:
+def _wide(report) -> pd.DataFrame:
     """kernel_id x metric -> value, for the metrics used here; a missing column is an error."""
     metrics = report.metrics
     wanted = required_metrics()
     present = set(metrics["metric"].unique())
     missing = [m for m in wanted if m not in present]
     if missing:
-        raise UserError(
-            path,
+        raise DataError(
             f"the raw page lacks metric {missing[0]} ({len(missing)} missing): collect the "
             "sections SpeedOfLight, MemoryWorkloadAnalysis, Occupancy, SpeedOfLight_RooflineChart "
             "and SpeedOfLight_HierarchicalTensorRooflineChart",
@@ -99,13 +98,12 @@ def _wide(report, path) -> pd.DataFrame:
     )
 
 
-def launch_table(report, path) -> pd.DataFrame:
+def launch_table(report) -> pd.DataFrame:
     if report.format != "ncu-raw-csv":
-        raise UserError(
-            path,
+        raise DataError(
             "metrics must be an Nsight Compute --page raw export (metric names as columns); this is the details page",
         )
-    wide = _wide(report, path)
+    wide = _wide(report)
     kernels = report.kernels.set_index("kernel_id")
     out = pd.DataFrame(index=kernels.index)
     out["ncu_name"] = kernels["kernel_name"].astype(str)

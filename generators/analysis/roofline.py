@@ -64,3 +64,16 @@ def normalized(launches: pd.DataFrame, roof_table: pd.DataFrame, source: str = "
         return pd.DataFrame(
             {"kernel_id": launches["kernel_id"], "x": launches["intensity"] / ridge, "y": launches["flop_per_s"] / peak}
         )
+
+
+def roof_line(peak_flop_per_s: float, bandwidth_bytes_per_s: float, lo: float, hi: float) -> tuple[list, list]:
+    """The roof ``min(peak, I × bandwidth)`` from intensity ``lo`` to ``hi`` as a polyline:
+    straight on log-log axes except at the ridge, so three points draw it exactly."""
+    ridge = ridge_point(peak_flop_per_s, bandwidth_bytes_per_s)
+    xs = [lo, min(max(ridge, lo), hi), hi]
+    return xs, [attainable(peak_flop_per_s, bandwidth_bytes_per_s, x) for x in xs]
+
+
+def attainable(peak_flop_per_s: float, bandwidth_bytes_per_s: float, intensity: float) -> float:
+    """The roofline: attainable FLOP/s at an arithmetic intensity."""
+    return min(peak_flop_per_s, intensity * bandwidth_bytes_per_s)

@@ -24,7 +24,8 @@ from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.pofile import read_po, write_po
 
 from generators.errors import UserError
-from generators.render.i18n import CATALOG_DIRS, DOMAIN, catalog_path, load_catalog
+from generators.render.i18n import DOMAIN, catalog_path, load_catalog
+from generators.settings import Settings
 
 HELP = "extract, update or check the message catalogs under locales/"
 ROOT = Path(__file__).resolve().parents[2]
@@ -57,6 +58,11 @@ def extract(root: Path) -> Catalog:
     return template
 
 
+def _translated(root: Path):
+    """The site's languages that have a catalog (every one but the source language)."""
+    return [lang for lang in Settings.load(root / "mkdocs.yml").languages if lang.catalog_dir]
+
+
 def _write(path: Path, catalog: Catalog) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("wb") as fh:
@@ -68,12 +74,12 @@ def update(root: Path) -> list[Path]:
     locales = root / "locales"
     written = [locales / f"{DOMAIN}.pot"]
     _write(written[0], template)
-    for language, folder in CATALOG_DIRS.items():
+    for language in _translated(root):
         path = catalog_path(locales, language)
         if path.is_file():
             catalog = load_catalog(path, language)
         else:
-            catalog = Catalog(locale=folder, domain=DOMAIN, project="profsite", fuzzy=False)
+            catalog = Catalog(locale=language.catalog_dir, domain=DOMAIN, project="profsite", fuzzy=False)
         catalog.update(template, no_fuzzy_matching=True, update_creation_date=False)
         catalog.creation_date = catalog.revision_date = FIXED_DATE
         _write(path, catalog)
@@ -85,7 +91,7 @@ def problems(root: Path) -> dict[Path, list[str]]:
     """Per catalog: the marked messages without a usable translation."""
     ids = [m.id for m in extract(root) if m.id]
     out = {}
-    for language in CATALOG_DIRS:
+    for language in _translated(root):
         path = catalog_path(root / "locales", language)
         catalog = load_catalog(path, language)
         bad = []

@@ -28,8 +28,6 @@ from generators.readers.run_meta import SCHEMA as META_SCHEMA
 from generators.readers.run_meta import GpuInfo
 from generators.readers.typed_file import decode
 
-META_FILE, NCU_RUN_FILE, TIMING_FILE = "meta.json", "ncu_run.json", "timing.json"
-
 Scalar = str | int | float | bool | None
 
 
@@ -64,8 +62,8 @@ class Timing(msgspec.Struct, frozen=True):
     max_ms: float | None = None
 
 
-def read_meta(folder: Path) -> Meta | None:
-    path = folder / META_FILE
+def read_meta(path: Path) -> Meta | None:
+    """The capture's ``meta.json`` at ``path`` (the catalog's), or None when there is none."""
     if not path.is_file():
         return None
     meta = decode(path, Meta)
@@ -74,13 +72,11 @@ def read_meta(folder: Path) -> Meta | None:
     return meta
 
 
-def read_ncu_runs(folder: Path) -> dict[str, NcuRun] | None:
-    path = folder / NCU_RUN_FILE
+def read_ncu_runs(path: Path) -> dict[str, NcuRun] | None:
     return decode(path, dict[str, NcuRun]) if path.is_file() else None
 
 
-def read_timing(folder: Path) -> dict[str, Timing] | None:
-    path = folder / TIMING_FILE
+def read_timing(path: Path) -> dict[str, Timing] | None:
     if not path.is_file():
         return None
     timing = decode(path, dict[str, Timing])

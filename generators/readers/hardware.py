@@ -35,28 +35,22 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import msgspec
 
 from generators.errors import UserError
 from generators.readers import typed_file
+from generators.settings import Localized
+from generators.vocab import DTYPES as VOCAB_DTYPES
+from generators.vocab import Dtype, keys
 
 SCHEMA = "profsite.hardware/1"
 
 #: Source dates: year, month or day precision (what NVIDIA documents can be dated to).
 ISO_DATE = re.compile(r"^\d{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?)?$")
 
-#: Data types with a peak, in the order tables show them.
-DTYPES = ("fp64", "fp64_tensor", "fp32", "tf32", "bf16", "fp16", "fp8", "fp4")
-Dtype = Literal["fp64", "fp64_tensor", "fp32", "tf32", "bf16", "fp16", "fp8", "fp4"]
-
-
-class Note(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
-    """A remark in both page languages (data prose is bilingual, not a catalog message)."""
-
-    en: str
-    zh: str
+#: Data types with a peak, in the order tables show them (generators.vocab).
+DTYPES = keys(VOCAB_DTYPES)
 
 
 class Source(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -69,14 +63,14 @@ class Source(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
 class Spec(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     value: float | None
     source: str | None = None
-    note: Note | None = None
+    note: Localized | None = None
 
 
 class Peak(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     dense_tflop_s: float
     source: str
     sparse_tflop_s: float | None = None
-    note: Note | None = None
+    note: Localized | None = None
 
 
 class HardwareFile(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -93,7 +87,7 @@ class HardwareFile(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     nvlink_gb_s: Spec
     peaks: dict[Dtype, Peak]
     device_names: list[str] = []
-    notes: list[Note] = []
+    notes: list[Localized] = []
 
 
 @dataclass(frozen=True)
@@ -102,7 +96,7 @@ class Value:
 
     value: float | None
     source: str | None
-    note: Note | None
+    note: Localized | None
 
 
 @dataclass(frozen=True)
@@ -110,7 +104,7 @@ class PeakSpec:
     dense_flop_per_s: float
     sparse_flop_per_s: float | None
     source: str
-    note: Note | None
+    note: Localized | None
 
 
 @dataclass(frozen=True)
@@ -126,12 +120,12 @@ class GpuSpec:
     device_names: tuple[str, ...]
     sources: dict[str, Source]
     sm_count: Value
-    memory_capacity_gb: Value  # as printed by the vendor ("80 GB"); not converted
+    memory_bytes: Value  # the vendor's "80 GB", decimal: 80e9 bytes
     memory_bandwidth_bytes_per_s: Value
     l2_bytes: Value
     nvlink_bytes_per_s: Value
     peaks: dict[str, PeakSpec]  # dtype -> dense (and sparse) peak, in DTYPES order
-    notes: tuple[Note, ...]
+    notes: tuple[Localized, ...]
 
 
 def _check(path: Path, doc: HardwareFile) -> None:
@@ -169,10 +163,10 @@ def _value(spec: Spec, scale: float) -> Value:
     return Value(None if spec.value is None else spec.value * scale, spec.source, spec.note)
 
 
-def read(path: str | os.PathLike[str]) -> GpuSpec:
+def read(path: str | os.PathLike[str], languages: tuple[str, ...] = ()) -> GpuSpec:
     """Load and validate one hardware file; a problem is one ``UserError`` naming the field."""
     path = Path(path)
-    doc = typed_file.decode(path, HardwareFile, yaml=True)
+    doc = typed_file.decode(path, HardwareFile, yaml=True, languages=languages)
     _check(path, doc)
     if doc.sm_count.value is not None and doc.sm_count.value != int(doc.sm_count.value):
         raise UserError(path, "sm_count.value: must be a whole number")
@@ -186,7 +180,7 @@ def read(path: str | os.PathLike[str]) -> GpuSpec:
         device_names=tuple(doc.device_names),
         sources={s.id: s for s in doc.sources},
         sm_count=_value(doc.sm_count, 1),
-        memory_capacity_gb=_value(doc.memory_gb, 1),
+        memory_bytes=_value(doc.memory_gb, 1e9),
         memory_bandwidth_bytes_per_s=_value(doc.memory_bandwidth_gb_s, 1e9),
         l2_bytes=_value(doc.l2_mib, 2**20),
         nvlink_bytes_per_s=_value(doc.nvlink_gb_s, 1e9),
@@ -201,12 +195,11 @@ def read(path: str | os.PathLike[str]) -> GpuSpec:
     )
 
 
-def read_all(folder: Path) -> list[GpuSpec]:
-    """Every ``*.yml`` in ``folder``, sorted by file name (so output order is stable)."""
-    paths = sorted(folder.glob("*.yml"))
+def read_all(paths: list[Path], folder: Path, languages: tuple[str, ...] = ()) -> list[GpuSpec]:
+    """The hardware files ``paths`` (the catalog's, sorted by name) of ``folder``."""
     if not paths:
         raise UserError(folder, "no hardware files (*.yml) found")
-    gpus = [read(p) for p in paths]
+    gpus = [read(p, languages) for p in paths]
     owners: dict[str, str] = {}
     for gpu in gpus:
         for device in gpu.device_names:

@@ -6,13 +6,13 @@ Schema ``profsite.kernel-rules/1`` (the file's header comment explains it to its
     rules:                       # the FIRST rule whose `match` is found in a name wins
       - match: 'splitKreduce_kernel'         # Python regular expression, re.search
         library: cuBLASLt
-        category: gemm                       # one of CATEGORIES
+        category: gemm                       # one of generators.vocab.CATEGORIES
         name: {en: "...", zh: "..."}          # may use {group} (a named group of match) and {dtype}
         description: {en: "...", zh: "..."}
 
 Checked when loaded, each problem one ``UserError`` naming the file and the rule: unknown or
 missing fields and wrong types (msgspec), a pattern that does not compile, a category not in
-:data:`CATEGORIES`, a placeholder that is neither ``dtype`` nor a named group of ``match``,
+:data:`generators.vocab.CATEGORIES`, a placeholder that is neither ``dtype`` nor a named group of ``match``,
 and braces that do not form placeholders. Applying the rules is
 ``generators.analysis.kernel_names``.
 """
@@ -24,37 +24,25 @@ import re
 import string
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import msgspec
 
 from generators.errors import UserError
 from generators.readers import typed_file
+from generators.settings import Localized
+from generators.vocab import Category
 
 SCHEMA = "profsite.kernel-rules/1"
-#: The default rules file, relative to the data folder.
-DEFAULT_PATH = Path("rules") / "kernels.yml"
-CATEGORIES = ("gemm", "attention", "elementwise", "copy", "reduction", "optimizer", "communication", "memory", "other")
-Category = Literal[
-    "gemm", "attention", "elementwise", "copy", "reduction", "optimizer", "communication", "memory", "other"
-]
 #: Placeholders every template may use besides the pattern's named groups.
 BUILTIN_FIELDS = frozenset({"dtype"})
-
-
-class Text(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
-    """A string in both page languages (rules are data, not catalog messages)."""
-
-    en: str
-    zh: str
 
 
 class RuleEntry(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     match: str
     library: str
     category: Category
-    name: Text
-    description: Text
+    name: Localized
+    description: Localized
 
 
 class RulesFile(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -68,8 +56,8 @@ class Rule:
     pattern: re.Pattern
     library: str
     category: str
-    name: Text
-    description: Text
+    name: Localized
+    description: Localized
 
 
 @dataclass(frozen=True)
@@ -91,8 +79,7 @@ def _rule(path: Path, i: int, entry: RuleEntry) -> Rule:
         raise UserError(path, f"{where}.match: not a regular expression ({exc})") from None
     allowed = BUILTIN_FIELDS | set(pattern.groupindex)
     for field in ("name", "description"):
-        for lang in ("en", "zh"):
-            template = getattr(getattr(entry, field), lang)
+        for lang, template in getattr(entry, field).items():
             try:
                 names = _fields(template)
             except ValueError as exc:
@@ -109,10 +96,10 @@ def _rule(path: Path, i: int, entry: RuleEntry) -> Rule:
     return Rule(i, pattern, entry.library, entry.category, entry.name, entry.description)
 
 
-def read(path: str | os.PathLike[str]) -> KernelRules:
-    """Load and validate the rules file."""
+def read(path: str | os.PathLike[str], languages: tuple[str, ...] = ()) -> KernelRules:
+    """Load and validate the rules file (the catalog's ``rules_path``)."""
     path = Path(path)
-    doc = typed_file.decode(path, RulesFile, yaml=True)
+    doc = typed_file.decode(path, RulesFile, yaml=True, languages=languages)
     if doc.schema != SCHEMA:
         raise UserError(path, f"schema is {doc.schema!r}, expected {SCHEMA!r}")
     if not doc.rules:

@@ -1,4 +1,4 @@
-"""Reader for measured peaks: ``data/reports/<report>/<version>/peaks.json`` (+ ``meta.json``).
+"""Reader for measured peaks: a captured version's ``peaks.json`` (+ the ``meta.json`` beside it).
 
 Written by the capture tooling (``generators.capture.peaks``), schema ``profsite.peaks/1``::
 
@@ -21,13 +21,13 @@ from pathlib import Path
 
 import msgspec
 
+from generators.catalog import ReportRef
 from generators.errors import UserError
 from generators.readers import run_meta
 from generators.readers.run_meta import GpuInfo
 from generators.readers.typed_file import decode
 
 SCHEMA = "profsite.peaks/1"
-FILE_NAME = "peaks.json"
 
 
 class MatmulRun(msgspec.Struct, frozen=True):
@@ -57,8 +57,7 @@ class PeaksFile(msgspec.Struct, frozen=True):
 
 @dataclass(frozen=True)
 class MeasuredRun:
-    report: str  # data/reports/<report>/<version>/
-    version: str
+    ref: ReportRef  # the version that measured it
     path: str  # the peaks.json, for error messages further down
     gpu: GpuInfo
     date: str | None  # ISO timestamp from meta.json, when present
@@ -66,13 +65,13 @@ class MeasuredRun:
     memory: tuple[MemoryRun, ...]
 
 
-def read(path: Path) -> MeasuredRun:
-    """Read one ``peaks.json`` and the ``meta.json`` next to it (if any)."""
+def read(path: Path, ref: ReportRef, meta_path: Path | None = None) -> MeasuredRun:
+    """Read one ``peaks.json`` of ``ref`` and, when given, the ``meta.json`` beside it
+    (both paths from the catalog)."""
     doc = decode(path, PeaksFile)
     if doc.schema != SCHEMA:
         raise UserError(path, f"schema is {doc.schema!r}, expected {SCHEMA!r}")
-    meta_path = path.with_name(run_meta.FILE_NAME)
-    meta = run_meta.read(meta_path) if meta_path.is_file() else None
+    meta = run_meta.read(meta_path, ref) if meta_path is not None and meta_path.is_file() else None
     gpu = doc.gpu or (meta.gpu if meta else None)
     if gpu is None:
         raise UserError(path, "no gpu: neither peaks.json nor meta.json beside it names the GPU")
@@ -83,16 +82,10 @@ def read(path: Path) -> MeasuredRun:
         if not (run.bytes_per_s > 0 and run.median_s > 0):
             raise UserError(path, f"memory[{i}]: bytes_per_s and median_s must be positive")
     return MeasuredRun(
-        report=path.parent.parent.name,
-        version=path.parent.name,
+        ref=ref,
         path=str(path),
         gpu=gpu,
         date=meta.date if meta else None,
         matmul=tuple(doc.matmul),
         memory=tuple(doc.memory),
     )
-
-
-def find(reports_dir: Path) -> list[Path]:
-    """Every ``<report>/<version>/peaks.json`` under ``reports_dir``, sorted by path."""
-    return sorted(reports_dir.glob(f"*/*/{FILE_NAME}")) if reports_dir.is_dir() else []

@@ -1,4 +1,4 @@
-"""Reader for run metadata: ``data/reports/<report>/<version>/meta.json``.
+"""Reader for run metadata: the ``meta.json`` beside every captured version.
 
 Written beside every capture by ``generators.capture.meta`` (schema ``profsite.run-meta/1``):
 ``kind`` (decode, ncu, sweep, peaks), ``date`` (ISO timestamp, UTC), ``gpu`` (``name`` as
@@ -14,11 +14,11 @@ from pathlib import Path
 
 import msgspec
 
+from generators.catalog import ReportRef
 from generators.errors import UserError
 from generators.readers import typed_file
 
 SCHEMA = "profsite.run-meta/1"
-FILE_NAME = "meta.json"
 
 
 class GpuInfo(msgspec.Struct, frozen=True):
@@ -39,28 +39,22 @@ class MetaFile(msgspec.Struct, frozen=True):
 
 @dataclass(frozen=True)
 class RunMeta:
-    report: str  # data/reports/<report>/<version>/
-    version: str
+    ref: ReportRef  # the version it describes
     path: str
     kind: str
     date: str
     gpu: GpuInfo
 
 
-def read(path: Path) -> RunMeta:
+def read(path: Path, ref: ReportRef) -> RunMeta:
+    """``path`` (the catalog's ``meta.json`` of ``ref``)."""
     doc = typed_file.decode(path, MetaFile)
     if doc.schema != SCHEMA:
         raise UserError(path, f"schema is {doc.schema!r}, expected {SCHEMA!r}")
     return RunMeta(
-        report=path.parent.parent.name,
-        version=path.parent.name,
+        ref=ref,
         path=str(path),
         kind=doc.kind,
         date=doc.date,
         gpu=doc.gpu,
     )
-
-
-def find(reports_dir: Path) -> list[Path]:
-    """Every ``<report>/<version>/meta.json`` under ``reports_dir``, sorted by path."""
-    return sorted(reports_dir.glob(f"*/*/{FILE_NAME}")) if reports_dir.is_dir() else []

@@ -4,25 +4,29 @@ Every reader of the project's own small files (hardware specs, rules, report con
 records) goes through here, so a missing file, a syntax error or a field of the wrong type
 reads the same everywhere: ``error: <file>: <what is wrong>`` naming the field
 (msgspec's ``... - at `$.sm_count.value```).
+
+Given the site's ``languages``, every :data:`~generators.settings.Localized` field of the
+decoded structs (found by their declared types) must have a text for each of them.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args, get_origin
 
 import msgspec
 
 from generators.errors import UserError
+from generators.settings import Localized, check_localized
 
 
-def decode(path: str | os.PathLike[str], kind: Any, *, yaml: bool = False) -> Any:
-    """``path`` decoded as JSON (or YAML) into ``kind``."""
+def decode(path: str | os.PathLike[str], kind: Any, *, yaml: bool = False, languages: tuple[str, ...] = ()) -> Any:
+    """``path`` decoded as JSON (or YAML) into ``kind``; localized texts checked for ``languages``."""
     path = Path(path)
     module, syntax = (msgspec.yaml, "YAML") if yaml else (msgspec.json, "JSON")
     try:
-        return module.decode(path.read_bytes(), type=kind)
+        doc = module.decode(path.read_bytes(), type=kind)
     except FileNotFoundError:
         raise UserError(path, "file not found") from None
     except IsADirectoryError:
@@ -31,3 +35,32 @@ def decode(path: str | os.PathLike[str], kind: Any, *, yaml: bool = False) -> An
         raise UserError(path, str(exc)) from None
     except msgspec.DecodeError as exc:
         raise UserError(path, f"not valid {syntax}: {exc}") from None
+    if languages:
+        for where, text in _localized(doc, "$"):
+            check_localized(text, languages, path, where)
+    return doc
+
+
+def _localized(value: Any, where: str, declared: Any = None):
+    """(path, text) of every Localized value inside ``value``, by the declared types."""
+    if declared is Localized:
+        if value is not None:
+            yield where, value
+        return
+    if isinstance(value, msgspec.Struct):
+        for f in msgspec.structs.fields(value):
+            yield from _localized(getattr(value, f.name), f"{where}.{f.name}", f.type)
+        return
+    args = [a for a in get_args(declared) if a is not type(None)] if declared is not None else []
+    origin = get_origin(declared)
+    if origin is list or origin is tuple:
+        for i, item in enumerate(value or ()):
+            yield from _localized(item, f"{where}[{i}]", args[0] if args else None)
+    elif origin is dict:
+        for k, item in (value or {}).items():
+            yield from _localized(item, f"{where}.{k}", args[1] if len(args) > 1 else None)
+    elif args:  # Optional[X] / X | None
+        for a in args:
+            if a is Localized or isinstance(value, msgspec.Struct) or get_origin(a) in (list, dict, tuple):
+                yield from _localized(value, where, a)
+                return

@@ -1,6 +1,7 @@
 """The hardware reference's tables and figure, for one page language.
 
-Each public function is a unit renderer: ``(HardwareResult, Translator, options) -> Fragment``.
+Each public function is a unit renderer: ``(HardwareResult, Translator, options) -> Fragment``;
+format and draw only (ridge points, measured shares and run counts come from the analysis).
 """
 
 from __future__ import annotations
@@ -9,79 +10,52 @@ import math
 
 import numpy as np
 
+from generators import vocab
+from generators.analysis.roofline import roof_line
+from generators.pieces import Cell, Figure, fragment
 from generators.readers.hardware import DTYPES, GpuSpec, Value
 from generators.render import figures, tables
-from generators.render.fragment import Figure, Fragment
 from generators.render.i18n import N_, Translator
-from generators.render.units import number
+from generators.render.tables import TableBuilder
+from generators.render.units import number, scaled
 
 DASH = "—"  # a value that does not exist (no FP4 on Hopper) or is not published
 
-DTYPE_LABELS = {
-    "fp64": N_("FP64"),
-    "fp64_tensor": N_("FP64 Tensor Core"),
-    "fp32": N_("FP32"),
-    "tf32": N_("TF32"),
-    "bf16": N_("BF16"),
-    "fp16": N_("FP16"),
-    "fp8": N_("FP8"),
-    "fp4": N_("FP4"),
-}
-
 
 def _dtype(tr: Translator, dtype: str) -> str:
-    return tr.gettext(DTYPE_LABELS[dtype]) if dtype in DTYPE_LABELS else dtype
+    return tr.gettext(vocab.DTYPES[dtype]) if dtype in vocab.DTYPES else dtype
 
 
-def _value(v: Value, unit: str, tr: Translator) -> str:
-    return DASH if v.value is None else number(v.value, unit, tr)
-
-
-def _measured_runs(result, gpu: GpuSpec) -> int:
-    if result.measured.empty:
-        return 0
-    rows = result.measured[result.measured["gpu"] == gpu.id]
-    return len(rows[["report", "version"]].drop_duplicates())
-
-
-def overview(result, tr: Translator, options: dict) -> Fragment:
-    headers = [
-        tr.gettext(N_("GPU")),
-        tr.gettext(N_("Architecture")),
-        tr.gettext(N_("SMs")),
-        tr.gettext(N_("Memory (GB)")),
-        tr.gettext(N_("Memory bandwidth (GB/s)")),
-        tr.gettext(N_("L2 cache (MiB)")),
-        tr.gettext(N_("NVLink (GB/s)")),
-        tr.gettext(N_("Measured peaks")),
-    ]
-    rows = []
+def overview(result, tr: Translator, options: dict) -> object:
+    t = TableBuilder("gpus", tr)
+    t.col("gpu", N_("GPU")).col("architecture", N_("Architecture")).col("sms", N_("SMs"), "count")
+    t.col("memory", N_("Memory"), "gb").col("bandwidth", N_("Memory bandwidth"), "gb_per_s")
+    t.col("l2", N_("L2 cache"), "mib").col("nvlink", N_("NVLink"), "gb_per_s").col("measured", N_("Measured peaks"))
     for gpu in result.gpus:
-        runs = _measured_runs(result, gpu)
-        rows.append(
-            [
-                tables.text(gpu.short_name),
-                tables.text(gpu.architecture),
-                _value(gpu.sm_count, "count", tr),
-                _value(gpu.memory_capacity_gb, "gb", tr),
-                _value(gpu.memory_bandwidth_bytes_per_s, "gb_per_s", tr),
-                _value(gpu.l2_bytes, "mib", tr),
-                _value(gpu.nvlink_bytes_per_s, "gb_per_s", tr),
-                tr.gettext(N_("{count} runs"), count=tr.integer(runs)) if runs else tr.gettext(N_("not measured")),
-            ]
+        runs = result.runs_per_gpu.get(gpu.id, 0)
+        measured = tr.gettext(N_("{count} runs"), count=tr.integer(runs)) if runs else tr.gettext(N_("not measured"))
+        t.row(
+            gpu.id,
+            gpu.short_name,
+            gpu.architecture,
+            gpu.sm_count.value,
+            gpu.memory_bytes.value,
+            gpu.memory_bandwidth_bytes_per_s.value,
+            gpu.l2_bytes.value,
+            gpu.nvlink_bytes_per_s.value,
+            Cell(measured, measured),
         )
-    align = ["left", "left"] + ["right"] * 5 + ["left"]
-    return Fragment(tables.table(headers, rows, align))
+    return fragment(t.build())
 
 
-def peak_table(result, tr: Translator, options: dict) -> Fragment:
+def peak_table(result, tr: Translator, options: dict) -> object:
     used = [d for d in DTYPES if any(d in g.peaks for g in result.gpus)]
-    headers = [tr.gettext(N_("GPU"))] + [_dtype(tr, d) for d in used]
-    rows = [
-        [tables.text(g.short_name)]
-        + [number(g.peaks[d].dense_flop_per_s, "tflop_per_s", tr) if d in g.peaks else DASH for d in used]
-        for g in result.gpus
-    ]
+    t = TableBuilder("peaks", tr)
+    t.col("gpu", N_("GPU"))
+    for d in used:
+        t.col(d, vocab.DTYPES[d], "tflop_per_s")
+    for g in result.gpus:
+        t.row(g.id, g.short_name, *[g.peaks[d].dense_flop_per_s if d in g.peaks else None for d in used])
     note = tr.gettext(
         N_(
             "Dense peaks in TFLOP/s, without structured sparsity. {dash}: the GPU has no "
@@ -89,40 +63,40 @@ def peak_table(result, tr: Translator, options: dict) -> Fragment:
         ),
         dash=DASH,
     )
-    return Fragment(tables.table(headers, rows, ["left"] + ["right"] * len(used)) + "\n" + note + "\n")
+    return fragment(t.build(), note + "\n")
 
 
-def ridge(result, tr: Translator, options: dict) -> Fragment:
+def ridge(result, tr: Translator, options: dict) -> object:
     used = [d for d in DTYPES if d in set(result.ridge["dtype"])]
     by_key = {(r.gpu, r.dtype): r.ridge_flop_per_byte for r in result.ridge.itertuples()}
-    headers = [tr.gettext(N_("GPU"))] + [_dtype(tr, d) for d in used]
-    rows = [
-        [tables.text(g.short_name)]
-        + [number(by_key[(g.id, d)], "flop_per_byte", tr) if (g.id, d) in by_key else DASH for d in used]
-        for g in result.gpus
-    ]
+    t = TableBuilder("ridge", tr)
+    t.col("gpu", N_("GPU"))
+    for d in used:
+        t.col(d, vocab.DTYPES[d], "flop_per_byte")
+    for g in result.gpus:
+        t.row(g.id, g.short_name, *[by_key.get((g.id, d)) for d in used])
     note = tr.gettext(
         N_("Ridge point in FLOP/byte: dense peak divided by memory bandwidth, computed from the two figures above.")
     )
-    return Fragment(tables.table(headers, rows, ["left"] + ["right"] * len(used)) + "\n" + note + "\n")
+    return fragment(t.build(), note + "\n")
 
 
-def roofline(result, tr: Translator, options: dict) -> Fragment:
+def roofline(result, tr: Translator, options: dict) -> object:
     """Log-log rooflines: horizontal compute roof, diagonal bandwidth roof, ridge marked."""
     dtype = options.get("dtype", "bf16")
     rows = result.ridge[result.ridge["dtype"] == dtype]
     if rows.empty:
-        return Fragment(tr.gettext(N_("No GPU has a {dtype} peak."), dtype=_dtype(tr, dtype)) + "\n")
+        return fragment(tr.gettext(N_("No GPU has a {dtype} peak."), dtype=_dtype(tr, dtype)) + "\n")
     names = {g.id: g.short_name for g in result.gpus}
-    lo = 10 ** math.floor(math.log10(rows["ridge_flop_per_byte"].min() / 20))
-    hi = 10 ** math.ceil(math.log10(rows["ridge_flop_per_byte"].max() * 20))
-    intensity = np.geomspace(lo, hi, 200)
-    with figures.style(tr.language):
+    ridges = list(rows["ridge_flop_per_byte"])  # axis limits (presentation)
+    lo = 10 ** math.floor(math.log10(min(ridges) / 20))
+    hi = 10 ** math.ceil(math.log10(max(ridges) * 20))
+    with figures.style(tr.lang):
         fig = figures.new_figure()
         ax = fig.add_subplot()
         for row in rows.itertuples():
-            attainable = np.minimum(row.peak_flop_per_s, intensity * row.bandwidth_bytes_per_s) / 1e12
-            (line,) = ax.plot(intensity, attainable, label=names[row.gpu], linewidth=1.6)
+            xs, ys = roof_line(row.peak_flop_per_s, row.bandwidth_bytes_per_s, lo, hi)
+            (line,) = ax.plot(xs, np.array(ys) / 1e12, label=names[row.gpu], linewidth=1.6)
             ax.plot([row.ridge_flop_per_byte], [row.peak_flop_per_s / 1e12], "o", color=line.get_color())
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -131,7 +105,7 @@ def roofline(result, tr: Translator, options: dict) -> Fragment:
         ax.set_title(tr.gettext(N_("{dtype} rooflines from dense spec peaks"), dtype=_dtype(tr, dtype)))
         ax.legend(fontsize=8, loc="lower right")
         svg = figures.to_svg(fig)
-    low, high = rows.loc[rows["ridge_flop_per_byte"].idxmin()], rows.loc[rows["ridge_flop_per_byte"].idxmax()]
+    low, high = result.ridge_range[dtype]
     caption = tr.gettext(
         N_(
             "Each line is min(peak, intensity × bandwidth); the dot is the ridge point. {dtype} ridge "
@@ -144,101 +118,80 @@ def roofline(result, tr: Translator, options: dict) -> Fragment:
         high_gpu=names[high.gpu],
     )
     alt = tr.gettext(N_("{dtype} rooflines of the GPUs in the hardware reference"), dtype=_dtype(tr, dtype))
-    return Fragment("", (Figure(f"hardware-roofline-{dtype}", svg, alt, caption),))
+    data = (
+        ("gpu", "peak_flop_per_s", "bandwidth_bytes_per_s", "ridge_flop_per_byte"),
+        *((r.gpu, r.peak_flop_per_s, r.bandwidth_bytes_per_s, r.ridge_flop_per_byte) for r in rows.itertuples()),
+    )
+    return fragment(Figure(f"roofline-{dtype}", svg, alt, caption, data))
 
 
-def measured(result, tr: Translator, options: dict) -> Fragment:
+def measured(result, tr: Translator, options: dict) -> object:
     if result.measured.empty:
-        return Fragment(
-            tables.text(
-                tr.gettext(
-                    N_(
-                        "Not measured yet: no measured peaks (peaks.json) "
-                        "under data/reports match a GPU of this reference."
-                    )
-                )
-            )
-            + "\n"
+        return fragment(
+            tables.text(tr.gettext(N_("Not measured yet: no measured peaks match a GPU of this reference."))) + "\n"
         )
     names = {g.id: g.short_name for g in result.gpus}
-    headers = [
-        tr.gettext(N_("GPU")),
-        tr.gettext(N_("Run")),
-        tr.gettext(N_("Measurement")),
-        tr.gettext(N_("Measured")),
-        tr.gettext(N_("Spec (dense)")),
-        tr.gettext(N_("Share of spec")),
-        tr.gettext(N_("Ridge point, measured (FLOP/byte)")),
-    ]
-    rows = []
-    for r in result.measured.itertuples():
-        unit = "tflop_per_s" if r.kind == "matmul" else "tb_per_s"
-        label = (
-            tr.gettext(N_("{dtype} matmul (TFLOP/s)"), dtype=_dtype(tr, r.item))
-            if r.kind == "matmul"
-            else tr.gettext(N_("{name} bandwidth (TB/s)"), name=tables.text(r.item))
+    pieces = []
+    for kind, unit, label in (
+        ("matmul", "tflop_per_s", N_("Matrix product")),
+        ("memory", "tb_per_s", N_("Memory bandwidth")),
+    ):
+        rows = result.measured[result.measured["kind"] == kind]
+        if rows.empty:
+            continue
+        t = TableBuilder(f"measured-{kind}", tr)
+        t.col("gpu", N_("GPU")).col("run", N_("Run")).col("what", label)
+        t.col("measured", N_("Measured"), unit).col("spec", N_("Spec (dense)"), unit)
+        t.col("share", N_("Share of spec"), "percent")
+        if kind == "matmul":
+            t.col("ridge", N_("Ridge point, measured"), "flop_per_byte")
+        for r in rows.itertuples():
+            what = _dtype(tr, r.item) if kind == "matmul" else r.item
+            values = [names[r.gpu], f"{r.report}/{r.version}", what, r.measured_per_s, _num(r.spec_per_s)]
+            values.append(_num(r.fraction_of_spec))
+            if kind == "matmul":
+                values.append(_num(r.ridge_flop_per_byte))
+            t.row(f"{r.report}.{r.version}.{r.item}", *values)
+        pieces.append(t.build())
+    d = TableBuilder("devices", tr)
+    d.col("gpu", N_("GPU")).col("run", N_("Run")).col("device", N_("CUDA device name"))
+    d.col("sms", N_("SMs, reported"), "count").col("spec_sms", N_("SMs, spec"), "count")
+    d.col("l2", N_("L2 cache, reported"), "mib").col("spec_l2", N_("L2 cache, spec"), "mib")
+    for r in result.devices.itertuples():
+        d.row(
+            f"{r.report}.{r.version}",
+            names[r.gpu],
+            f"{r.report}/{r.version}",
+            r.device_name,
+            _num(r.sm_count),
+            _num(r.spec_sm_count),
+            _num(r.l2_bytes),
+            _num(r.spec_l2_bytes),
         )
-        rows.append(
-            [
-                tables.text(names[r.gpu]),
-                tables.text(f"{r.report}/{r.version}"),
-                label,
-                number(r.measured_per_s, unit, tr),
-                DASH if _missing(r.spec_per_s) else number(r.spec_per_s, unit, tr),
-                DASH if _missing(r.fraction_of_spec) else tr.percent(r.fraction_of_spec),
-                DASH if _missing(r.ridge_flop_per_byte) else number(r.ridge_flop_per_byte, "flop_per_byte", tr),
-            ]
-        )
-    return Fragment(
-        tables.table(headers, rows, ["left", "left", "left"] + ["right"] * 4) + "\n" + _device_table(result, tr, names)
-    )
+    return fragment(*pieces, d.build())
 
 
-def _device_table(result, tr: Translator, names: dict[str, str]) -> str:
-    headers = [
-        tr.gettext(N_("GPU")),
-        tr.gettext(N_("Run")),
-        tr.gettext(N_("CUDA device name")),
-        tr.gettext(N_("SMs, reported / spec")),
-        tr.gettext(N_("L2 cache (MiB), reported / spec")),
-    ]
-
-    def pair(reported, spec, unit: str) -> str:
-        return " / ".join(DASH if _missing(x) else number(x, unit, tr) for x in (reported, spec))
-
-    rows = [
-        [
-            tables.text(names[r.gpu]),
-            tables.text(f"{r.report}/{r.version}"),
-            tables.text(r.device_name),
-            pair(r.sm_count, r.spec_sm_count, "count"),
-            pair(r.l2_bytes, r.spec_l2_bytes, "mib"),
-        ]
-        for r in result.devices.itertuples()
-    ]
-    return tables.table(headers, rows, ["left", "left", "left", "right", "right"])
+def _num(x):
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
 
 
-def _missing(x) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
-
-
-def details(result, tr: Translator, options: dict) -> Fragment:
+def details(result, tr: Translator, options: dict) -> object:
     out = []
     for gpu in result.gpus:
-        out.append(f"### {tables.text(gpu.name)}\n")
+        head = [f"### {tables.text(gpu.name)}\n"]
         facts = [tables.text(gpu.architecture), tables.text(gpu.form_factor)]
         if gpu.device_names:
             facts.append(tr.gettext(N_("CUDA name: {names}"), names=", ".join(f"`{n}`" for n in gpu.device_names)))
-        out.append(" · ".join(facts) + "\n")
-        headers = [tr.gettext(N_("Figure")), tr.gettext(N_("Value")), tr.gettext(N_("Source")), tr.gettext(N_("Note"))]
-        rows = [
-            _spec_row(gpu, tr, N_("SMs"), gpu.sm_count, "count"),
-            _spec_row(gpu, tr, N_("Memory (GB)"), gpu.memory_capacity_gb, "gb"),
-            _spec_row(gpu, tr, N_("Memory bandwidth (GB/s)"), gpu.memory_bandwidth_bytes_per_s, "gb_per_s"),
-            _spec_row(gpu, tr, N_("L2 cache (MiB)"), gpu.l2_bytes, "mib"),
-            _spec_row(gpu, tr, N_("NVLink (GB/s)"), gpu.nvlink_bytes_per_s, "gb_per_s"),
-        ]
+        head.append(" · ".join(facts) + "\n")
+        out.append("\n".join(head))
+        t = TableBuilder(f"details-{gpu.id}", tr)
+        t.col("figure", N_("Figure")).col("value", N_("Value"), align="right").col("source", N_("Source"))
+        t.col("note", N_("Note"))
+        _spec_row(t, "sms", gpu, tr, N_("SMs"), gpu.sm_count, "count")
+        _spec_row(t, "memory", gpu, tr, N_("Memory (GB)"), gpu.memory_bytes, "gb")
+        _spec_row(t, "bandwidth", gpu, tr, N_("Memory bandwidth (GB/s)"), gpu.memory_bandwidth_bytes_per_s, "gb_per_s")
+        _spec_row(t, "l2", gpu, tr, N_("L2 cache (MiB)"), gpu.l2_bytes, "mib")
+        _spec_row(t, "nvlink", gpu, tr, N_("NVLink (GB/s)"), gpu.nvlink_bytes_per_s, "gb_per_s")
         for dtype, peak in gpu.peaks.items():
             value = number(peak.dense_flop_per_s, "tflop_per_s", tr)
             if peak.sparse_flop_per_s is not None:
@@ -247,32 +200,42 @@ def details(result, tr: Translator, options: dict) -> Fragment:
                     dense=value,
                     sparse=number(peak.sparse_flop_per_s, "tflop_per_s", tr),
                 )
-            rows.append(
-                [
-                    tr.gettext(N_("{dtype} peak (TFLOP/s)"), dtype=_dtype(tr, dtype)),
-                    value,
-                    _source(gpu, peak.source, tr),
-                    _note(peak.note, tr),
-                ]
+            t.row(
+                f"peak-{dtype}",
+                tr.gettext(N_("{dtype} peak (TFLOP/s)"), dtype=_dtype(tr, dtype)),
+                Cell(value, scaled(peak.dense_flop_per_s, "tflop_per_s")),
+                _source(gpu, peak.source, tr),
+                _note(peak.note, tr),
             )
-        out.append(tables.table(headers, rows, ["left", "right", "left", "left"]))
-        for note in gpu.notes:
-            out.append(f"- {_note(note, tr)}")
-        sources = "; ".join(_source(gpu, sid, tr) for sid in gpu.sources)
-        out.append("\n" + tr.gettext(N_("Sources: {sources}."), sources=sources) + "\n")
-    return Fragment("\n".join(out) + "\n")
+        out.append(t.build())
+        notes = "".join(f"- {tables.text(tr.pick(note))}\n" for note in gpu.notes)
+        sources = "; ".join(_source_md(gpu, sid, tr) for sid in gpu.sources)
+        out.append(notes + "\n" + tr.gettext(N_("Sources: {sources}."), sources=sources) + "\n")
+    return fragment(*out)
 
 
-def _spec_row(gpu: GpuSpec, tr: Translator, label: str, v: Value, unit: str) -> list[str]:
-    return [tr.gettext(label), _value(v, unit, tr), _source(gpu, v.source, tr), _note(v.note, tr)]
+def _spec_row(t: TableBuilder, key: str, gpu: GpuSpec, tr: Translator, label: str, v: Value, unit: str) -> None:
+    t.row(
+        key,
+        tr.gettext(label),
+        Cell(number(v.value, unit, tr), scaled(v.value, unit)),
+        _source(gpu, v.source, tr),
+        _note(v.note, tr),
+    )
 
 
-def _source(gpu: GpuSpec, source_id: str | None, tr: Translator) -> str:
+def _source(gpu: GpuSpec, source_id: str | None, tr: Translator) -> Cell:
     if source_id is None:
-        return DASH
+        return Cell(None)
+    src = gpu.sources[source_id]
+    text = tr.gettext(N_("{title}, {date}"), title=src.title, date=tr.date(src.date))
+    return Cell(text, text, "link" if src.url else "plain", src.url)
+
+
+def _source_md(gpu: GpuSpec, source_id: str, tr: Translator) -> str:
     src = gpu.sources[source_id]
     return tr.gettext(N_("{title}, {date}"), title=tables.link(src.title, src.url), date=tr.date(src.date))
 
 
 def _note(note, tr: Translator) -> str:
-    return "" if note is None else tables.text(getattr(note, tr.language))
+    return "" if note is None else tr.pick(note)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from generators.pieces import Cell, fragment
 from generators.render import tables
-from generators.render.fragment import Fragment
 from generators.render.i18n import N_, Translator
+from generators.render.tables import TableBuilder
 
 KIND_LABELS = {
     "decode": N_("decode trace"),
@@ -14,31 +15,20 @@ KIND_LABELS = {
 }
 
 
-def run_list(runs, tr: Translator, options: dict) -> Fragment:
+def run_list(runs, tr: Translator, options: dict) -> object:
     if not runs:
-        return Fragment(
-            tables.text(
-                tr.gettext(
-                    N_("No captured runs yet: the capture tooling writes them to data/reports/<report>/<version>/.")
-                )
-            )
-            + "\n"
+        return fragment(tables.text(tr.gettext(N_("No captured runs yet."))) + "\n")
+    t = TableBuilder("runs", tr)
+    t.col("report", N_("Report")).col("version", N_("Version")).col("kind", N_("Kind"))
+    t.col("gpu", N_("GPU")).col("date", N_("Date"))
+    for r in runs:
+        kind = tr.gettext(KIND_LABELS[r.kind]) if r.kind in KIND_LABELS else r.kind
+        t.row(
+            f"{r.ref.report}.{r.ref.version}",
+            r.ref.report,
+            r.ref.version,
+            kind,
+            r.gpu.name,
+            Cell(tr.date(r.date[:10]), r.date[:10]),
         )
-    headers = [
-        tr.gettext(N_("Report")),
-        tr.gettext(N_("Version")),
-        tr.gettext(N_("Kind")),
-        tr.gettext(N_("GPU")),
-        tr.gettext(N_("Date")),
-    ]
-    rows = [
-        [
-            tables.text(r.report),
-            tables.text(r.version),
-            tr.gettext(KIND_LABELS[r.kind]) if r.kind in KIND_LABELS else tables.text(r.kind),
-            tables.text(r.gpu.name),
-            tr.date(r.date[:10]),
-        ]
-        for r in runs
-    ]
-    return Fragment(tables.table(headers, rows))
+    return fragment(t.build())

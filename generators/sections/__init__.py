@@ -1,13 +1,18 @@
-"""Report sections: models (inputs + computation) and the units that pages show.
+"""Models and units the page macros know: the site-wide sections and every report kind's.
 
-``MODELS`` and ``UNITS`` are the registry the site macros look names up in. A new section
-module adds its ``MODEL``(s) and ``UNITS`` here.
+Derived from the kind registry (``generators.kinds.KINDS``); a new site-wide section adds
+its module here, a new report kind only its registry line.
 """
 
 from __future__ import annotations
 
-from generators.sections import hardware, kernel_profile, runs
-from generators.sections.spec import Model, Unit
+from generators.kinds import KINDS
+from generators.sections import hardware, runs
+from generators.spec import Model, Unit
 
-MODELS: dict[str, Model] = {m.name: m for m in (hardware.MODEL, runs.MODEL, kernel_profile.MODEL)}
-UNITS: dict[str, Unit] = {u.name: u for u in (*hardware.UNITS, *runs.UNITS, *kernel_profile.UNITS)}
+_MODELS = [hardware.MODEL, runs.MODEL, *(m for k in KINDS.values() for m in k.models)]
+_UNITS = [*hardware.UNITS, *runs.UNITS, *(u for k in KINDS.values() for u in k.units)]
+
+MODELS: dict[str, Model] = {m.name: m for m in _MODELS}
+UNITS: dict[str, Unit] = {u.name: u for u in _UNITS}
+assert len(MODELS) == len(_MODELS) and len(UNITS) == len(_UNITS), "a model or unit name is registered twice"

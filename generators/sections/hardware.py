@@ -1,25 +1,31 @@
-"""The hardware reference: specs from ``data/hardware/*.yml``, measured peaks beside them.
+"""The hardware reference: specs from the catalog's hardware files, measured peaks beside them.
 
-Model ``hardware`` reads every hardware file and every ``data/reports/*/*/peaks.json`` (with
-its ``meta.json``), computes ridge points and the measured-vs-spec table. Its units are
-rendered by ``generators.render.hardware``.
+Model ``hardware`` reads every hardware file and every captured version with a
+``peaks.json`` (and its ``meta.json``), computes ridge points, the measured-vs-spec table
+and how many runs measured each GPU. Its units are rendered by ``generators.render.hardware``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 import pandas as pd
 
-from generators.analysis.hardware import device_table, measured_table, ridge_table
+from generators import catalog as layout
+from generators.analysis.hardware import (
+    device_table,
+    match_runs,
+    measured_table,
+    ridge_extremes,
+    ridge_table,
+    runs_per_gpu,
+)
+from generators.catalog import Catalog
+from generators.errors import about
 from generators.quantity import Quantity
-from generators.readers import hardware, peaks, run_meta
+from generators.readers import hardware, peaks
 from generators.readers.hardware import GpuSpec
-from generators.sections.spec import Model, Unit
-
-HARDWARE_DIR = "hardware"
-REPORTS_DIR = "reports"
+from generators.spec import Model, Unit
 
 
 @dataclass(frozen=True)
@@ -29,23 +35,33 @@ class HardwareResult:
     measured: pd.DataFrame  # analysis.hardware.MEASURED_COLUMNS; empty until runs exist
     devices: pd.DataFrame  # analysis.hardware.DEVICE_COLUMNS: what CUDA reported per run
     runs: int  # number of measured runs (peaks.json files)
+    runs_per_gpu: dict[str, int]  # gpu id -> measured runs
+    ridge_range: dict  # dtype -> (row with the lowest ridge point, row with the highest)
 
 
-def inputs(data_dir: Path, options: dict[str, str]) -> list[Path]:
-    runs = peaks.find(data_dir / REPORTS_DIR)
-    metas = [p.with_name(run_meta.FILE_NAME) for p in runs]
-    return sorted((data_dir / HARDWARE_DIR).glob("*.yml")) + runs + [m for m in metas if m.is_file()]
+def inputs(cat: Catalog, options: dict[str, str]) -> list:
+    files = list(cat.hardware_paths())
+    for ref in cat.peaks_runs():
+        files += [p for p in (cat.file(ref, layout.PEAKS), cat.file(ref, layout.META)) if p.is_file()]
+    return files
 
 
-def compute(files: list[Path], data_dir: Path, options: dict[str, str]) -> HardwareResult:
-    gpus = hardware.read_all(data_dir / HARDWARE_DIR)
-    runs = [peaks.read(p) for p in files if p.name == peaks.FILE_NAME]
+def compute(cat: Catalog, options: dict[str, str]) -> HardwareResult:
+    gpus = hardware.read_all(cat.hardware_paths(), cat.root / layout.HARDWARE, cat.languages)
+    runs = [peaks.read(cat.file(ref, layout.PEAKS), ref, cat.file(ref, layout.META)) for ref in cat.peaks_runs()]
+    for run in runs:
+        with about(run.path):
+            match_runs(gpus, [run])
+    measured, devices = measured_table(gpus, runs), device_table(gpus, runs)
+    ridge = ridge_table(gpus)
     return HardwareResult(
         gpus=gpus,
-        ridge=ridge_table(gpus),
-        measured=measured_table(gpus, runs),
-        devices=device_table(gpus, runs),
+        ridge=ridge,
+        measured=measured,
+        devices=devices,
         runs=len(runs),
+        runs_per_gpu=runs_per_gpu(measured),
+        ridge_range=ridge_extremes(ridge),
     )
 
 
@@ -54,15 +70,15 @@ def facts(result: HardwareResult) -> dict[str, Quantity]:
     out = {"gpu_count": Quantity(len(result.gpus), "count"), "measured_runs": Quantity(result.runs, "count")}
     for row in result.ridge.itertuples():
         out[f"ridge.{row.gpu}.{row.dtype}"] = Quantity(row.ridge_flop_per_byte, "flop_per_byte")
-        out[f"peak.{row.gpu}.{row.dtype}"] = Quantity(row.peak_flop_per_s, "tflop_per_s")
+        out[f"peak.{row.gpu}.{row.dtype}"] = Quantity(row.peak_flop_per_s, "flop_per_s")
     for gpu in result.gpus:
-        for name, value, unit in (
-            ("bandwidth", gpu.memory_bandwidth_bytes_per_s, "tb_per_s"),
-            ("l2", gpu.l2_bytes, "mib"),
+        for name, value, dim in (
+            ("bandwidth", gpu.memory_bandwidth_bytes_per_s, "bytes_per_s"),
+            ("l2", gpu.l2_bytes, "bytes"),
             ("sms", gpu.sm_count, "count"),
         ):
             if value.value is not None:
-                out[f"{name}.{gpu.id}"] = Quantity(value.value, unit)
+                out[f"{name}.{gpu.id}"] = Quantity(value.value, dim)
     return out
 
 

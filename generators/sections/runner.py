@@ -3,8 +3,9 @@
 Two cache levels: a model's *result* (language-neutral, keyed by its input files, its code
 and its options) and a unit's *fragment* (keyed by the result's key, the unit's render code,
 the page language and that language's catalog). Changing a ``.po`` file re-renders
-fragments without recomputing results; changing a file under ``data/`` recomputes only the
-models whose inputs include it.
+fragments without recomputing results; changing a file under the data folder recomputes
+only the models whose inputs include it. A report model's ``version`` option is filled with
+the report's latest version when the page names none, so the cache key always names one.
 """
 
 from __future__ import annotations
@@ -12,15 +13,16 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 from importlib import import_module
-from pathlib import Path
 from typing import Any
 
 from generators.cache import ResultCache, code_digest, files_digest, make_key, slot_name, toolchain
+from generators.catalog import Catalog
 from generators.errors import UserError
+from generators.pieces import Fragment
 from generators.quantity import Quantity
-from generators.render.fragment import Fragment
 from generators.render.i18n import Translator
-from generators.sections.spec import Model, Unit
+from generators.settings import Settings
+from generators.spec import Model, Unit
 
 
 def _render_function(unit: Unit):
@@ -30,34 +32,50 @@ def _render_function(unit: Unit):
 
 @dataclass
 class Runner:
-    data_dir: Path
-    locales_dir: Path
+    settings: Settings
+    catalog: Catalog
     cache: ResultCache
     _translators: dict[str, Translator] = field(default_factory=dict)
     _results: dict[str, tuple[str, Any]] = field(default_factory=dict)
 
+    @classmethod
+    def for_settings(cls, settings: Settings) -> Runner:
+        return cls(settings, Catalog(settings.data_dir, settings.codes), ResultCache(settings.cache_dir))
+
     def translator(self, language: str) -> Translator:
         if language not in self._translators:
-            self._translators[language] = Translator.for_language(language, self.locales_dir)
+            lang = self.settings.language(language)
+            self._translators[language] = Translator.for_language(lang, self.settings.locales_dir)
         return self._translators[language]
 
-    def result(self, model: Model, options: dict[str, str]) -> tuple[str, Any]:
-        """(cache key, result) of ``model`` with ``options``; computed once per build at most."""
+    def resolve(self, model: Model, options: dict[str, str]) -> dict[str, str]:
+        """``options`` checked, with a report model's ``version`` filled in (its latest)."""
         _check_options(model.name, options, model.options)
+        if not model.per_report:
+            return options
+        if "report" not in options:
+            raise UserError(None, f"{model.name}: the option report=<id> is needed (or report: in the front matter)")
+        ref = self.catalog.ref(options["report"], options.get("version"))
+        return {**options, "version": ref.version}
+
+    def result(self, model: Model, options: dict[str, str]) -> tuple[str, Any]:
+        """(cache key, result) of ``model`` with resolved ``options``; computed once per build at most."""
+        options = self.resolve(model, options)
         memo = make_key(model=model.name, options=options)
         if memo not in self._results:
-            inputs = model.inputs(self.data_dir, options)
+            inputs = model.inputs(self.catalog, options)
             key = make_key(
                 kind="result",
                 model=model.name,
                 version=model.version,
                 options=options,
-                inputs=files_digest(inputs, self.data_dir),
+                languages=self.settings.codes,
+                inputs=files_digest(inputs, self.catalog.root),
                 code=code_digest({model.compute.__module__, model.inputs.__module__}),
                 toolchain=toolchain(),
             )
             value = self.cache.get_or_compute(
-                "results", slot_name(model.name, options), key, lambda: model.compute(inputs, self.data_dir, options)
+                "results", slot_name(model.name, options), key, lambda: model.compute(self.catalog, options)
             )
             self._results[memo] = (key, value)
         return self._results[memo]
@@ -79,11 +97,9 @@ class Runner:
             catalog=catalog,
             code=code_digest([module]),
         )
+        slot = slot_name(f"{unit.name}.{language}", self.resolve(unit.model, model_options) | render_options)
         return self.cache.get_or_compute(
-            "fragments",
-            slot_name(f"{unit.name}.{language}", options),
-            key,
-            lambda: _render_function(unit)(result, tr, render_options),
+            "fragments", slot, key, lambda: _render_function(unit)(result, tr, render_options)
         )
 
     def fact(self, model: Model, name: str, options: dict[str, str]) -> Quantity:

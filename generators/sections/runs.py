@@ -1,27 +1,28 @@
-"""The captured runs under ``data/reports/<report>/<version>/`` (from their ``meta.json``)."""
+"""The captured runs: every version of every report with a ``meta.json``."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
+from generators import catalog as layout
+from generators.catalog import Catalog
 from generators.quantity import Quantity
 from generators.readers import run_meta
 from generators.readers.run_meta import RunMeta
-from generators.sections.spec import Model, Unit
-
-REPORTS_DIR = "reports"
+from generators.spec import Model, Unit
 
 
-def inputs(data_dir: Path, options: dict[str, str]) -> list[Path]:
-    return run_meta.find(data_dir / REPORTS_DIR)
+def inputs(cat: Catalog, options: dict[str, str]) -> list:
+    return [cat.file(ref, layout.META) for ref in cat.all_runs()]
 
 
-def compute(files: list[Path], data_dir: Path, options: dict[str, str]) -> list[RunMeta]:
-    return [run_meta.read(p) for p in files]
+def compute(cat: Catalog, options: dict[str, str]) -> list[RunMeta]:
+    return [run_meta.read(cat.file(ref, layout.META), ref) for ref in cat.all_runs()]
 
 
 def facts(runs: list[RunMeta]) -> dict[str, Quantity]:
-    return {"run_count": Quantity(len(runs), "count"), "report_count": Quantity(len({r.report for r in runs}), "count")}
+    return {
+        "run_count": Quantity(len(runs), "count"),
+        "report_count": Quantity(len({r.ref.report for r in runs}), "count"),
+    }
 
 
 MODEL = Model(name="runs", inputs=inputs, compute=compute, facts=facts)

@@ -9,6 +9,8 @@
 * ``on_config`` then translates the site name and the ``nav:`` titles for every non-default
   language from the message catalog (into mkdocs-static-i18n's per-language overrides),
   and quiets jieba's start-up chatter.
+* ``on_files`` (after mkdocs-static-i18n) adds the pages of older report versions
+  (``generators.site.versions``).
 * ``on_post_page`` drops the ``<link rel="alternate" hreflang>`` tags from each page's head.
   mkdocs-material's JavaScript fetches ``sitemap.xml`` relative to each of them, assuming
   they point at a language's root; mkdocs-static-i18n points them at the page's own
@@ -47,16 +49,31 @@ def on_config(config):
         return config
     i18n_module = importlib.import_module("generators.render.i18n")
     nav = importlib.import_module("generators.site.nav")
-    site = importlib.import_module("generators.site.context").SiteContext.from_mkdocs(config)
+    settings = importlib.import_module("generators.settings").Settings.from_mkdocs(config)
     site_name = i18n.original_configs.get("site_name", config.site_name)
     titles = nav.titles(config.nav)
     for language in i18n.config.languages:
-        if language.locale == i18n.default_language:
+        if language.locale == settings.source_language:
             continue
-        tr = i18n_module.Translator.for_language(language.locale, site.locales_dir)
+        tr = i18n_module.Translator.for_language(settings.language(language.locale), settings.locales_dir)
         language["site_name"] = tr.gettext(site_name)
         language["nav_translations"] = {title: tr.gettext(title) for title in titles}
     return config
+
+
+@event_priority(-110)  # after mkdocs-static-i18n (-100) has chosen this language's files
+def on_files(files, config):
+    i18n = config.plugins.get("i18n")
+    if i18n is None:
+        return files
+    settings = importlib.import_module("generators.settings").Settings.from_mkdocs(config)
+    catalog = importlib.import_module("generators.catalog").Catalog(settings.data_dir, settings.codes)
+    versions = importlib.import_module("generators.site.versions")
+    for page in versions.version_pages(
+        files, config, catalog, i18n.current_language, settings.codes, settings.default_language
+    ):
+        files.append(page)
+    return files
 
 
 ALTERNATE_LINK = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang="[^"]*">')

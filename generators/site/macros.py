@@ -1,19 +1,23 @@
 """The mkdocs-macros module (``module_name`` in mkdocs.yml): registers the page functions.
 
-Pages call three macros; everything else lives in ``generators.sections`` and
-``generators.render``:
+Pages call three macros; everything else lives in ``generators.sections``, the report kinds
+(``generators.kinds``) and ``generators.render``:
 
 * ``{{ unit("hardware.ridge") }}`` - a generated piece (table, figure, list) rendered for the
   page's language; options as keywords: ``{{ unit("hardware.roofline", dtype="fp8") }}``.
 * ``{{ value("hardware", "ridge.h100-sxm.bf16") }}`` - one fact of a model, formatted for
-  the page's language with its unit, for hand-written prose.
+  the page's language with its unit (chosen by magnitude; ``unit="ms"`` names one).
 * ``{{ lit("RTX 5090") }}`` - text with a number typed on purpose (a product name, a year,
   a version, a model size), returned unchanged; the stray-number check
   (``python -m generators check-literals``) skips it and flags every other typed number.
 
+A report page names its report in its front matter (``report: decode-h100-80gb-hbm3``);
+report units and facts on it take ``report`` from there and ``version`` from the page
+(``version:`` in a generated older-version page's front matter; the latest otherwise).
 The page's language is ``page.file.locale`` (set by mkdocs-static-i18n). A ``UserError``
 without a file of its own (an unknown unit, a bad option) is re-raised naming the page.
 """
+
 from __future__ import annotations
 
 import functools
@@ -22,17 +26,35 @@ from generators.errors import UserError
 from generators.render.units import show
 from generators.sections import MODELS, UNITS
 from generators.site.context import SiteContext
-from generators.site.publish import publish
+from generators.site.ids import PageScope
+from generators.site.publish import page_markdown
 
 
 def define_env(env) -> None:
     site = SiteContext.from_mkdocs(env.conf)
     runner = site.runner()
-    i18n = env.conf.plugins.get("i18n")
-    default_language = i18n.default_language if i18n else "en"
+    default_language = site.settings.default_language
 
     def language() -> str:
         return getattr(env.page.file, "locale", default_language)
+
+    def page_options(model, options: dict) -> dict[str, str]:
+        """Options as strings, with the page's report and version for a report model."""
+        out = {k: str(v) for k, v in options.items()}
+        meta = env.page.meta or {}
+        if model.per_report and "report" not in out and meta.get("report"):
+            out["report"] = str(meta["report"])
+            if meta.get("version"):
+                out["version"] = str(meta["version"])
+        return out
+
+    def scope() -> PageScope:
+        meta = env.page.meta or {}
+        key = getattr(env.page.file, "norm_src_uri", env.page.file.src_uri).removesuffix(".md")
+        report = meta.get("report")
+        if not report:
+            return PageScope(key)
+        return PageScope(key, str(report), str(meta.get("version") or runner.catalog.latest(str(report))))
 
     def naming_the_page(fn):
         @functools.wraps(fn)
@@ -43,6 +65,7 @@ def define_env(env) -> None:
                 if exc.path is None:
                     raise UserError(site.page_path(env.page), exc.message) from None
                 raise
+
         return wrapper
 
     @env.macro
@@ -50,19 +73,30 @@ def define_env(env) -> None:
     def unit(name: str, **options) -> str:
         if name not in UNITS:
             raise UserError(None, f"unknown unit {name!r}; known: {', '.join(sorted(UNITS))}")
-        fragment = runner.fragment(UNITS[name], {k: str(v) for k, v in options.items()}, language())
-        parts = [fragment.markdown] + [
-            publish(fig, page=env.page, files=env.variables["files"], config=env.conf,
-                    default_language=default_language) for fig in fragment.figures]
-        return "\n".join(p for p in parts if p)
+        u = UNITS[name]
+        fragment = runner.fragment(u, page_options(u.model, options), language())
+        return page_markdown(
+            fragment,
+            name,
+            scope(),
+            runner.translator(language()),
+            page=env.page,
+            files=env.variables["files"],
+            config=env.conf,
+            default_language=default_language,
+        )
 
     @env.macro
     @naming_the_page
-    def value(model: str, fact: str, **options) -> str:
+    def value(model: str, fact: str, unit: str | None = None, **options) -> str:
         if model not in MODELS:
             raise UserError(None, f"unknown model {model!r}; known: {', '.join(sorted(MODELS))}")
-        quantity = runner.fact(MODELS[model], fact, {k: str(v) for k, v in options.items()})
-        return show(quantity, runner.translator(language()))
+        m = MODELS[model]
+        quantity = runner.fact(m, fact, page_options(m, options))
+        try:
+            return show(quantity, runner.translator(language()), unit)
+        except ValueError as exc:
+            raise UserError(None, f"value({model!r}, {fact!r}): {exc}") from None
 
     @env.macro
     def lit(text) -> str:

@@ -1,39 +1,132 @@
-"""Figures reach the site as mkdocs files generated in memory, next to the page's language.
+"""Pieces reach the page as HTML and markdown, and their files as mkdocs files made in memory.
 
-A figure of the page ``<lang>/x.md`` gets the source URI ``<lang>/assets/figures/<name>.svg``
-(the language folder mkdocs-static-i18n expects) and is written to
-``assets/figures/<name>.svg`` for the default language, ``<lang>/assets/figures/<name>.svg``
-for the others. It is added to the build's ``Files`` while the page's markdown is rendered,
-which is before mkdocs validates the page's links and before it copies static files, so
-``mkdocs build --strict`` checks the link and writes the file. Nothing is written into
-``docs/``, so ``mkdocs serve`` does not see a change and rebuild in a loop.
+* A :class:`~generators.pieces.Table` becomes an HTML table (a raw HTML block: no markdown
+  inside, every text escaped) with a stable id on the table and each row, ``data-sort``
+  values for tablesort, and a CSV download of the same rows (numbers in base units,
+  header in the page's language) linked under it.
+* A :class:`~generators.pieces.Figure` becomes ``<figure id=...>`` around a markdown image
+  of its SVG (so that ``mkdocs build --strict`` checks the link), with its caption.
+* :class:`~generators.pieces.Markdown` is passed through.
+
+Files get the source URI ``<lang>/assets/<figures|tables>/<id>.<ext>`` (the language folder
+mkdocs-static-i18n expects) and are written to ``assets/...`` for the default language and
+``<lang>/assets/...`` for the others. They are added to the build's ``Files`` while the
+page's markdown is rendered, which is before mkdocs validates the page's links and before it
+copies static files. Nothing is written into ``docs/``, so ``mkdocs serve`` does not see a
+change and rebuild in a loop. Ids contain the report and version, so two versions of one
+report never share a file name.
 """
+
 from __future__ import annotations
 
+import csv
 import html
+import io
 import posixpath
 
 from mkdocs.structure.files import File, Files, InclusionLevel
 
+from generators.messages import N_
+from generators.pieces import Cell, Figure, Fragment, Markdown, Table
 from generators.render import tables
-from generators.render.fragment import Figure
+from generators.render.i18n import Translator
+from generators.site.ids import PageScope
 
-FIGURES = "assets/figures"
+FIGURES, TABLES = "assets/figures", "assets/tables"
+DASH = "—"
 
 
-def publish(figure: Figure, *, page, files: Files, config, default_language: str) -> str:
-    """Add ``figure`` to ``files`` and return its markdown, linked relative to ``page``."""
+def page_markdown(
+    fragment: Fragment, unit: str, scope: PageScope, tr: Translator, *, page, files: Files, config, default_language: str
+) -> str:
+    out = []
+    for piece in fragment.pieces:
+        if isinstance(piece, Markdown):
+            out.append(piece.text)
+        elif isinstance(piece, Table):
+            tid = scope.piece_id(unit, piece.key)
+            link = _add_file(f"{TABLES}/{tid}.csv", csv_bytes(piece), page, files, config, default_language)
+            label = tr.gettext(N_("Download CSV"))
+            out.append(table_html(piece, unit, scope) + f'\n[{tables.text(label)}]({link}){{ .ps-csv download="{tid}.csv" }}\n')
+        elif isinstance(piece, Figure):
+            fid = scope.piece_id(unit, piece.key)
+            link = _add_file(f"{FIGURES}/{fid}.svg", piece.svg, page, files, config, default_language)
+            caption = f"  <figcaption>{html.escape(piece.caption)}</figcaption>\n" if piece.caption else ""
+            anchor = html.escape(scope.anchor(unit, piece.key))
+            out.append(
+                f'<figure markdown="span" id="{fid}" class="ps-figure" data-anchor="{anchor}">\n'
+                f"  ![{tables.text(piece.alt)}]({link})\n{caption}</figure>\n"
+            )
+    return "\n".join(p.rstrip("\n") + "\n" for p in out if p)
+
+
+def table_html(table: Table, unit: str, scope: PageScope) -> str:
+    tid = scope.piece_id(unit, table.key)
+    head = "".join(
+        f'<th class="ps-{c.align}"{_numeric(c.unit) if c.numeric else ""}>{html.escape(c.header)}</th>'
+        for c in table.columns
+    )
+    rows = []
+    for row in table.rows:
+        cells = "".join(_cell(cell, col.align, col.numeric) for cell, col in zip(row.cells, table.columns))
+        rid, anchor = scope.row_id(unit, table.key, row.key), scope.anchor(unit, table.key, row.key)
+        rows.append(f'<tr id="{rid}" data-anchor="{html.escape(anchor)}">{cells}</tr>')
+    anchor = html.escape(scope.anchor(unit, table.key))
+    return (
+        f'<div class="ps-table" id="{tid}" data-anchor="{anchor}">\n'
+        f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n" + "\n".join(rows) + "\n</tbody>\n</table>\n</div>\n"
+    )
+
+
+def _numeric(unit: str | None) -> str:
+    return f' data-sort-method="number" data-unit="{html.escape(unit or "")}"'
+
+
+def _cell(cell: Cell, align: str, numeric: bool) -> str:
+    text = DASH if cell.text is None else html.escape(cell.text)
+    if cell.text is not None and cell.style == "code":
+        text = f"<code>{text}</code>"
+    elif cell.text is not None and cell.style == "link" and cell.href:
+        text = f'<a href="{html.escape(cell.href)}">{text}</a>'
+    sort = ""
+    if numeric:
+        sort = f' data-sort="{_sort_value(cell.value)}"'
+    return f'<td class="ps-{align}"{sort}>{text}</td>'
+
+
+def _sort_value(value) -> str:
+    """A number tablesort's number parser reads (it drops everything but digits, "-" and ".",
+    so no exponent): fixed notation."""
+    if value is None or isinstance(value, str):
+        return ""
+    return str(value) if isinstance(value, int) else f"{value:.10f}"
+
+
+def csv_bytes(table: Table) -> bytes:
+    """The table's rows as CSV: a header in the page's language, numbers in base units."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow([c.csv_header for c in table.columns])
+    for row in table.rows:
+        writer.writerow(["" if c.value is None else _csv_value(c.value) for c in row.cells])
+    return buf.getvalue().encode("utf-8")
+
+
+def _csv_value(value) -> str:
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def _add_file(path: str, content: bytes, page, files: Files, config, default_language: str) -> str:
+    """Register a generated file next to the page's language; its link relative to the page."""
     language = page.file.locale
-    src_uri = f"{language}/{FIGURES}/{figure.name}.svg"
+    src_uri = f"{language}/{path}"
     existing = files.src_uris.get(src_uri)
     if existing is not None:
-        if existing.content_bytes != figure.svg:
-            raise ValueError(f"two different figures named {figure.name!r} on {language} pages")
+        if existing.content_bytes != content:
+            raise ValueError(f"two different files named {src_uri!r}")
     else:
-        file = File.generated(config, src_uri, content=figure.svg, inclusion=InclusionLevel.INCLUDED)
+        file = File.generated(config, src_uri, content=content, inclusion=InclusionLevel.INCLUDED)
         prefix = "" if language == default_language else f"{language}/"
-        file.dest_uri = f"{prefix}{FIGURES}/{figure.name}.svg"
+        file.dest_uri = f"{prefix}{path}"
         files.append(file)
-    link = posixpath.relpath(src_uri, posixpath.dirname(page.file.src_uri) or ".")
-    caption = f"  <figcaption>{html.escape(figure.caption)}</figcaption>\n" if figure.caption else ""
-    return f'<figure markdown="span">\n  ![{tables.text(figure.alt)}]({link})\n{caption}</figure>\n'
+    return posixpath.relpath(src_uri, posixpath.dirname(page.file.src_uri) or ".")

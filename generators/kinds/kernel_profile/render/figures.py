@@ -1,9 +1,10 @@
 """Kernel-profile figures for one page language: metric histograms and rooflines.
 
 Unit renderers ``(KernelProfile, Translator, options) -> Fragment`` for the primary variant.
-Captions are computed from the data (``analysis.distribution`` for the histograms, the roof
-table for the rooflines) and translated; rooflines draw the compute roof of each precision
-horizontal and the bandwidth roof diagonal, spec solid and measured dashed.
+Caption numbers are the analysis' (``analysis.distribution`` spreads, the roof table,
+facts); rooflines draw the compute roof of each precision horizontal and the bandwidth
+roof diagonal (``analysis.roofline.roof_line``), spec solid and measured dashed. Axis
+ranges are chosen here: that is presentation.
 """
 
 from __future__ import annotations
@@ -13,38 +14,40 @@ import math
 import numpy as np
 
 from generators.analysis.distribution import TUKEY_K
-from generators.analysis.kernel_profile import HISTOGRAM_METRICS
 from generators.analysis.ncu_metrics import PRECISIONS
+from generators.analysis.roofline import roof_line
+from generators.kinds.kernel_profile.analysis import HISTOGRAM_METRICS
+from generators.kinds.kernel_profile.render import labels as L
+from generators.kinds.kernel_profile.render.tables import fact
+from generators.pieces import Figure, fragment
 from generators.render import figures
-from generators.render import kernel_labels as L
-from generators.render.fragment import Figure, Fragment
 from generators.render.i18n import N_, Translator
-from generators.render.units import number
+from generators.render.units import header, number
 
 CLASS_COLORS = {"memory": "#1f77b4", "compute": "#d62728", "balanced": "#2ca02c", "unknown": "#7f7f7f"}
 SOURCE_STYLE = {"spec": "-", "measured": "--"}
 ROOF_LABELS = {"spec": N_("{dtype} spec"), "measured": N_("{dtype} measured")}
-SCALE = {"pct": 1.0, "gb_per_s": 1e-9, "us": 1e-3}
+SCALE = {"pct": 1.0, "gb_per_s": 1e-9, "us": 1e-3}  # axis units of the histograms
 
 
-def histograms(result, tr: Translator, options: dict) -> Fragment:
+def histograms(result, tr: Translator, options: dict) -> object:
     v = result.primary
     if v.launches is None:
-        return Fragment("")
+        return fragment()
     out = []
     for column in HISTOGRAM_METRICS:
         spread = v.spreads.get(column)
         if spread is None:
             continue
         label, kind = L.METRIC_LABELS[column]
-        with figures.style(tr.language):
+        with figures.style(tr.lang):
             fig = figures.new_figure(6.0, 2.6)
             ax = fig.add_subplot()
             ax.hist(np.array(spread.values) * SCALE[kind], bins=20, color="#1f77b4", edgecolor="white")
-            ax.set_xlabel(tr.gettext(label) + (" (%)" if kind == "pct" else ""))
+            ax.set_xlabel(header(label, kind, tr, percent=True))
             ax.set_ylabel(tr.gettext(N_("Profiled launches")))
             svg = figures.to_svg(fig)
-        show = lambda x: L.metric(column, x, tr)  # noqa: B023, E731
+        show = lambda x: number(x, kind, tr) or L.DASH  # noqa: B023, E731
         caption = tr.gettext(
             N_(
                 "{metric}: {count} profiled launches, from {low} to {high}, median {median}. Outliers by Tukey's "
@@ -61,8 +64,9 @@ def histograms(result, tr: Translator, options: dict) -> Fragment:
             k=tr.number(TUKEY_K, 1),
         )
         alt = tr.gettext(N_("Histogram of {metric} over the profiled launches"), metric=tr.gettext(label))
-        out.append(Figure(f"{result.report}-hist-{column}", svg, alt, caption))
-    return Fragment("", tuple(out))
+        data = (("value",), *((x,) for x in spread.values))
+        out.append(Figure(f"hist-{column}", svg, alt, caption, data))
+    return fragment(*out)
 
 
 def _roofs(ax, result, dtypes, lo: float, hi: float, tr: Translator, labels: bool = True) -> None:
@@ -75,8 +79,8 @@ def _roofs(ax, result, dtypes, lo: float, hi: float, tr: Translator, labels: boo
             if rows.empty:
                 continue
             r = rows.iloc[0]
-            xs = np.array([lo, min(max(r.ridge_flop_per_byte, lo), hi), hi])
-            roof = np.minimum(r.peak_flop_per_s, xs * r.bandwidth_bytes_per_s) / 1e12
+            xs, ys = roof_line(r.peak_flop_per_s, r.bandwidth_bytes_per_s, lo, hi)
+            roof = np.array(ys) / 1e12
             label = tr.gettext(ROOF_LABELS[source], dtype=L.precision(dtype, tr)) if labels else None
             ax.plot(xs, roof, SOURCE_STYLE[source], color=color, linewidth=1.3, label=label)
             ax.plot([r.ridge_flop_per_byte], [r.peak_flop_per_s / 1e12], "o", color=color, markersize=4)
@@ -85,7 +89,8 @@ def _roofs(ax, result, dtypes, lo: float, hi: float, tr: Translator, labels: boo
 def _points(ax, launches, x: str, y: str, tr: Translator, scale: float = 1.0) -> int:
     """Scatter the launches by class; returns how many could not be drawn (zero on a log axis)."""
     drawable = launches[(launches[x] > 0) & (launches[y] > 0) & np.isfinite(launches[x])]
-    for cls, group in drawable.groupby("cls", sort=False):
+    for cls in dict.fromkeys(drawable["cls"]):  # classes in order of appearance
+        group = drawable[drawable["cls"] == cls]
         ax.scatter(group[x], group[y] * scale, s=14, color=CLASS_COLORS[cls], label=L.cls(cls, tr), zorder=3)
     return len(launches) - len(drawable)
 
@@ -97,6 +102,16 @@ def _panel_range(result, dtype: str, launches) -> tuple[float, float]:
     low = min([*points, *ridges]) if len(ridges) or points else 1.0
     high = max([*points, *ridges]) if len(ridges) or points else 1.0
     return 10 ** math.floor(math.log10(low) - 1), 10 ** math.ceil(math.log10(high) + 1)
+
+
+def _launch_data(points, x: str, y: str) -> tuple:
+    """The plotted launches (kernel id, x, y, class) as a figure's data."""
+    rows = points[["kernel_id", x, y, "cls"]].itertuples(index=False, name=None)
+    return (("kernel_id", x, y, "class"), *(tuple(_plain(v) for v in r) for r in rows))
+
+
+def _plain(v):
+    return v.item() if hasattr(v, "item") else v
 
 
 def _ridge_text(result, dtypes, tr: Translator) -> str:
@@ -111,20 +126,21 @@ def _ridge_text(result, dtypes, tr: Translator) -> str:
     return "; ".join(parts)
 
 
-def roofline(result, tr: Translator, options: dict) -> Fragment:
+def roofline(result, tr: Translator, options: dict) -> object:
     v, dtypes = result.primary, result.dtypes()
     if v.launches is None:
-        return Fragment("")
+        return fragment()
     known = v.launches[v.launches["cls"] != "unknown"]
     ridges = result.roofs["ridge_flop_per_byte"]
     positive = known.loc[known["intensity"] > 0, "intensity"]
-    lo = 10 ** math.floor(math.log10(min(positive.min() if len(positive) else 1.0, ridges.min()) / 2))
-    hi = 10 ** math.ceil(math.log10(max(positive.max() if len(positive) else 1.0, ridges.max()) * 4))
-    with figures.style(tr.language):
+    xs = [*positive, *ridges]  # axis limits (presentation): every launch and ridge in view
+    lo = 10 ** math.floor(math.log10(min(xs) / 2))
+    hi = 10 ** math.ceil(math.log10(max(xs) * 4))
+    with figures.style(tr.lang):
         fig = figures.new_figure()
         ax = fig.add_subplot()
         _roofs(ax, result, dtypes, lo, hi, tr)
-        hidden = _points(ax, known, "intensity", "flop_per_s", tr, 1e-12)
+        _points(ax, known, "intensity", "flop_per_s", tr, 1e-12)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel(tr.gettext(N_("Arithmetic intensity (FLOP/byte of DRAM traffic)")))
@@ -139,25 +155,26 @@ def roofline(result, tr: Translator, options: dict) -> Fragment:
             "{ridges}. {hidden} launches without FLOPs are not drawn (zero on a log axis)."
         ),
         ridges=_ridge_text(result, dtypes, tr),
-        hidden=tr.integer(hidden),
+        hidden=fact(result, f"{v.name}.undrawable", tr),
     )
     alt = tr.gettext(N_("Roofline: achieved TFLOP/s against arithmetic intensity for each profiled launch"))
-    return Fragment("", (Figure(f"{result.report}-roofline", svg, alt, caption),))
+    data = _launch_data(known, "intensity", "flop_per_s")
+    return fragment(Figure("roofline", svg, alt, caption, data))
 
 
-def roofline_normalized(result, tr: Translator, options: dict) -> Fragment:
+def roofline_normalized(result, tr: Translator, options: dict) -> object:
     v = result.primary
     if v.normalized is None:
-        return Fragment("")
-    points = v.normalized.merge(v.launches[["kernel_id", "cls"]], on="kernel_id")
+        return fragment()
+    points = v.normalized_points
     xs = points.loc[points["x"] > 0, "x"]
-    lo = 10 ** math.floor(math.log10(min(xs.min(), 0.1) / 2)) if len(xs) else 1e-4
-    x = np.array([lo, 1.0, 100.0])
-    with figures.style(tr.language):
+    lo = 10 ** math.floor(math.log10(min([*xs, 0.1]) / 2))
+    roof_x, roof_y = roof_line(1.0, 1.0, lo, 100.0)  # peak 1, bandwidth 1: the roof min(1, x)
+    with figures.style(tr.lang):
         fig = figures.new_figure(7.5, 4.0)
         ax = fig.add_subplot()
-        ax.plot(x, np.minimum(1.0, x), "-", color="black", linewidth=1.3, label=tr.gettext(N_("roof: min(1, x)")))
-        hidden = _points(ax, points, "x", "y", tr)
+        ax.plot(roof_x, roof_y, "-", color="black", linewidth=1.3, label=tr.gettext(N_("roof: min(1, x)")))
+        _points(ax, points, "x", "y", tr)
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel(tr.gettext(N_("Intensity ÷ ridge point of the launch's precision")))
@@ -165,26 +182,25 @@ def roofline_normalized(result, tr: Translator, options: dict) -> Fragment:
         ax.set_title(tr.gettext(N_("Normalized roofline (specification peaks)")))
         ax.legend(fontsize=7, loc="lower right")
         svg = figures.to_svg(fig)
-    best = points["y"].max() if len(points) else float("nan")
     caption = tr.gettext(
         N_(
             "Every precision on one roof: left of x = 1 the memory bandwidth limits, right of it the compute "
             "peak. The highest launch reaches {best} of its peak. {hidden} launches without FLOPs are not drawn."
         ),
-        best=L.share(best, tr),
-        hidden=tr.integer(hidden),
+        best=fact(result, f"{v.name}.best_normalized", tr),
+        hidden=fact(result, f"{v.name}.undrawable", tr),
     )
     alt = tr.gettext(N_("Normalized roofline of the profiled launches"))
-    return Fragment("", (Figure(f"{result.report}-roofline-normalized", svg, alt, caption),))
+    return fragment(Figure("roofline-normalized", svg, alt, caption, _launch_data(points, "x", "y")))
 
 
-def roofline_kernels(result, tr: Translator, options: dict) -> Fragment:
+def roofline_kernels(result, tr: Translator, options: dict) -> object:
     v = result.primary
     top = v.top
     cols = 2
     rows = math.ceil(len(top) / cols)
     launches = v.launches
-    with figures.style(tr.language):
+    with figures.style(tr.lang):
         fig = figures.new_figure(7.5, 2.3 * rows)
         for i, r in enumerate(top.itertuples()):
             ax = fig.add_subplot(rows, cols, i + 1)
@@ -193,12 +209,8 @@ def roofline_kernels(result, tr: Translator, options: dict) -> Fragment:
                 if launches is None
                 else launches[(launches["trace_name"] == r.name) & (launches["cls"] != "unknown")]
             )
-            dtype = (
-                mine["ridge_dtype"].mode().iloc[0]
-                if mine is not None and len(mine)
-                else result.config.classification.default_dtype
-            )
-            name = getattr(r, f"name_{tr.language}")
+            dtype = r.ridge_dtype
+            name = L.friendly_text(r, tr)
             ax.set_title(f"#{tr.integer(r.rank)} {name[:42]} · {L.precision(dtype, tr)}", fontsize=8)
             lo, hi = _panel_range(result, dtype, mine)
             _roofs(ax, result, [dtype], lo, hi, tr, labels=False)
@@ -228,4 +240,4 @@ def roofline_kernels(result, tr: Translator, options: dict) -> Fragment:
         )
     )
     alt = tr.gettext(N_("Roofline panels, one per top kernel"))
-    return Fragment("", (Figure(f"{result.report}-roofline-kernels", svg, alt, caption),))
+    return fragment(Figure("roofline-kernels", svg, alt, caption))

@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import shlex
 
+from generators import vocab
 from generators.analysis import ncu_metrics
 from generators.analysis.distribution import TUKEY_K
-from generators.quantity import Quantity
-from generators.render import kernel_labels as L
+from generators.kinds.kernel_profile.render import labels as L
+from generators.kinds.kernel_profile.render.classes import reason_text
+from generators.kinds.kernel_profile.render.method_text import FORMULAS, RULE_STEPS, formula_args
+from generators.kinds.kernel_profile.render.tables import fact
+from generators.pieces import Cell, fragment
 from generators.render import tables
-from generators.render.fragment import Fragment
 from generators.render.i18n import N_, Translator
-from generators.render.kernel_method_text import FORMULAS, RULE_STEPS, formula_args
-from generators.render.units import show
+from generators.render.tables import TableBuilder
+from generators.render.units import number, scaled
 
 KEY_LABELS = {
     "cuda": N_("CUDA"),
@@ -68,55 +71,59 @@ def _value(value, tr: Translator) -> str:
         return tr.number(value, 3)
     if isinstance(value, list):
         return ", ".join(_value(v, tr) for v in value)
-    return L.DASH if value is None else tables.text(value)
+    return L.DASH if value is None else str(value)
 
 
-def _pairs(items: dict, tr: Translator, title: str, as_text: bool = False) -> str:
+def _pairs(key: str, items: dict, tr: Translator, title: str, as_text: bool = False):
     """Key/value rows; ``as_text``: values verbatim (version numbers are not quantities)."""
-    rows = [
-        [
-            tr.gettext(KEY_LABELS[k]) if k in KEY_LABELS else L.code(k),
-            tables.text(v) if as_text and v is not None else _value(v, tr),
-        ]
-        for k, v in items.items()
-    ]
-    return tables.table([tr.gettext(title), tr.gettext(N_("Value"))], rows, ["left", "left"])
+    t = TableBuilder(key, tr)
+    t.col("key", title).col("value", N_("Value"))
+    for k, v in items.items():
+        label = tr.gettext(KEY_LABELS[k]) if k in KEY_LABELS else L.code_cell(k)
+        shown = str(v) if as_text and v is not None else _value(v, tr)
+        raw = shown if isinstance(v, (bool, list)) else v  # a list or yes/no: the CSV holds the text
+        t.row(k, label, Cell(shown, raw))
+    return t.build()
 
 
-def setup(result, tr: Translator, options: dict) -> Fragment:
+def _bytes(value, unit: str, tr: Translator) -> Cell:
+    shown = None if value is None else tr.gettext(N_("{value} MiB"), value=number(value, unit, tr))
+    return Cell(shown, scaled(value, unit))
+
+
+def setup(result, tr: Translator, options: dict) -> object:
     meta = result.meta
     if meta is None:
-        return Fragment(tr.gettext(N_("This report's data folder has no meta.json: the setup is not recorded.")) + "\n")
+        return fragment(tr.gettext(N_("This report's data folder has no meta.json: the setup is not recorded.")) + "\n")
     gpu = meta.gpu
-    hardware = [
-        [tr.gettext(N_("GPU")), tables.text(gpu.name)],
-        [tr.gettext(N_("SMs")), L.DASH if gpu.sm_count is None else tr.integer(gpu.sm_count)],
-        [
-            tr.gettext(N_("Memory")),
-            L.DASH if gpu.total_memory_bytes is None else show(Quantity(gpu.total_memory_bytes, "mib"), tr),
-        ],
-        [tr.gettext(N_("L2 cache")), L.DASH if gpu.l2_bytes is None else show(Quantity(gpu.l2_bytes, "mib"), tr)],
-        [tr.gettext(N_("Compute capability")), tables.text(gpu.compute_capability or L.DASH)],
-    ]
-    hardware += [[tr.gettext(KEY_LABELS[k]), tables.text(gpu.nvidia_smi[k])] for k in SMI_KEYS if k in gpu.nvidia_smi]
-    parts = [
-        tables.table([tr.gettext(N_("Hardware")), tr.gettext(N_("Value"))], hardware, ["left", "left"]),
-        _pairs(meta.software, tr, N_("Software"), as_text=True),
-        _pairs(meta.model, tr, N_("Model")),
-        _pairs(meta.workload, tr, N_("Workload")),
-    ]
+    hw = TableBuilder("hardware", tr)
+    hw.col("key", N_("Hardware")).col("value", N_("Value"))
+    hw.row("gpu", tr.gettext(N_("GPU")), gpu.name)
+    hw.row("sms", tr.gettext(N_("SMs")), Cell(None if gpu.sm_count is None else tr.integer(gpu.sm_count), gpu.sm_count))
+    hw.row("memory", tr.gettext(N_("Memory")), _bytes(gpu.total_memory_bytes, "mib", tr))
+    hw.row("l2", tr.gettext(N_("L2 cache")), _bytes(gpu.l2_bytes, "mib", tr))
+    hw.row("cc", tr.gettext(N_("Compute capability")), gpu.compute_capability)
+    for k in SMI_KEYS:
+        if k in gpu.nvidia_smi:
+            hw.row(k, tr.gettext(KEY_LABELS[k]), gpu.nvidia_smi[k])
     when = tr.gettext(
         N_("Captured on {date}; the exports are in {folder}."),
         date=tr.date(meta.date[:10]),
-        folder=L.code(f"data/reports/{result.report}/{result.version}/"),
+        folder=L.code(result.paths["version_folder"]),
     )
-    return Fragment("\n".join(parts) + "\n" + when + "\n\n" + _profilers(result, tr))
+    return fragment(
+        hw.build(),
+        _pairs("software", meta.software, tr, N_("Software"), as_text=True),
+        _pairs("model", meta.model, tr, N_("Model")),
+        _pairs("workload", meta.workload, tr, N_("Workload")),
+        when + "\n\n" + _profilers(result, tr),
+    )
 
 
 def _profilers(result, tr: Translator) -> str:
     items = []
     for name, files in result.files.items():
-        label = tables.text(getattr(result.config.variants[name].label, tr.language))
+        label = L.label(result.config.variants[name].label, tr)
         text = tr.gettext(N_("{variant}: timeline {timeline}"), variant=label, timeline=L.code(files["timeline"]))
         if "metrics" in files:
             text += tr.gettext(N_(", Nsight Compute metrics {metrics}"), metrics=L.code(files["metrics"]))
@@ -166,14 +173,14 @@ def _code_block(lines: list[str]) -> str:
     return "\n".join("    " + line for line in lines) + "\n"
 
 
-def methodology(result, tr: Translator, options: dict) -> Fragment:
+def methodology(result, tr: Translator, options: dict) -> object:
     out = ["### " + tr.gettext(N_("Capture commands")) + "\n"]
     if result.meta and result.meta.commands:
         out.append(_code_block(result.meta.commands))
     for name, run in (result.ncu_runs or {}).items():
         if name not in result.variants:
             continue
-        label = tables.text(getattr(result.config.variants[name].label, tr.language))
+        label = L.label(result.config.variants[name].label, tr)
         out.append(
             tr.gettext(
                 N_("Nsight Compute, {variant} (status: {status}):"), variant=label, status=tables.text(run.status)
@@ -192,7 +199,7 @@ def methodology(result, tr: Translator, options: dict) -> Fragment:
                     ),
                     mode=L.code(str(run.sampling.get("filter_mode", L.DASH))),
                     count=_value(run.sampling.get("launch_count"), tr),
-                    profiled=tr.integer(result.variants[name].profiled),
+                    profiled=fact(result, f"{name}.profiled", tr),
                 )
                 + "\n"
             )
@@ -200,32 +207,22 @@ def methodology(result, tr: Translator, options: dict) -> Fragment:
             out.append(_controls(run.commands[0], tr) + "\n")
     out.append("### " + tr.gettext(N_("Metrics")) + "\n")
     labels = {**{c: label for c, (label, _) in L.METRIC_LABELS.items()}, **COLUMN_LABELS}
-    rows = [[tr.gettext(labels[c]) if c in labels else L.code(c), L.code(m)] for c, m in ncu_metrics.METRICS.items()]
-    rows += [[tr.gettext(N_("FLOP count")), L.code(m)] for m in ncu_metrics.flop_metrics()]
-    out.append(
-        tables.table(
-            [tr.gettext(N_("Quantity")), tr.gettext(N_("Nsight Compute metric (raw page)"))], rows, ["left", "left"]
-        )
-    )
-    out.append("### " + tr.gettext(N_("How the numbers are computed")) + "\n")
+    t = TableBuilder("metrics", tr)
+    t.col("quantity", N_("Quantity")).col("metric", N_("Nsight Compute metric (raw page)"))
+    for c, m in ncu_metrics.METRICS.items():
+        t.row(c, tr.gettext(labels[c]) if c in labels else L.code_cell(c), L.code_cell(m))
+    for m in ncu_metrics.flop_metrics():
+        t.row(m, tr.gettext(N_("FLOP count")), L.code_cell(m))
+    head = "\n".join(out) + "\n"
+    out = ["### " + tr.gettext(N_("How the numbers are computed")) + "\n"]
     args = formula_args(result, tr)
     out += [f"- {tr.gettext(text, **args)}" for text in FORMULAS]
     out.append("")
     out.append("### " + tr.gettext(N_("Classification rule")) + "\n")
     out += [f"{i}. {tr.gettext(text, **args)}" for i, text in enumerate(RULE_STEPS, 1)]
     out.append("")
-    checks = result.config.review
     out.append(tr.gettext(N_("Needs review, with the thresholds of report.yml:")) + "\n")
-    out += [
-        f"- {tr.gettext(L.REASON_LABELS[k], limit=lim, duration=L.us_label(checks.long_duration_us * 1e3, tr))}"
-        for k, lim in (
-            ("zero_flops_compute", tr.number(checks.zero_flop_per_byte, 3)),
-            ("balanced_low_long", tr.percent(checks.low_throughput_pct / 100)),
-            ("memory_low_throughput", tr.percent(checks.low_throughput_pct / 100)),
-            ("pct_over_100", tr.percent(checks.max_pct / 100)),
-            ("occupancy_over_theoretical", ""),
-        )
-    ]
+    out += [f"- {reason_text(k, result, tr)}" for k in vocab.REASONS]
     out.append("")
     out.append(
         tr.gettext(
@@ -237,4 +234,4 @@ def methodology(result, tr: Translator, options: dict) -> Fragment:
         )
         + "\n"
     )
-    return Fragment("\n".join(out) + "\n")
+    return fragment(head, t.build(), "\n".join(out) + "\n")

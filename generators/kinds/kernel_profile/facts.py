@@ -1,6 +1,7 @@
 """Facts of a kernel-profile report, for prose: ``{{ value("kernel_profile", "<fact>", report=...) }}``.
 
-Per variant, prefixed with its name (``fused.top_share``):
+Per variant, prefixed with its name (``fused.top_share``), and for the primary variant
+also with ``primary.`` (``primary.top_share``, what a page template can name):
 
 =============================  ==========================================================
 ``kernels``                    kernel launches inside the range
@@ -24,15 +25,18 @@ Per variant, prefixed with its name (``fused.top_share``):
 ``attention_share``            share of kernel_time launched inside the variant's
                                attention ranges
 ``review.count``               launches on the needs-review list
+``undrawable``                 classified launches without FLOPs (not on log axes)
+``best_normalized``            highest FLOP/s ÷ peak of its precision among the launches
 ``gemm.bandwidth``             DRAM bytes ÷ duration over the profiled tensor-core GEMM/GEMV
                                launches; ``.of_copy`` and ``.of_spec`` against the measured
                                copy bandwidth and the spec bandwidth
 ``top1.share``                 share of the first kernel
 =============================  ==========================================================
 
-``facts(result)`` takes the assembled report (``sections.kernel_profile.KernelProfile``) and
-returns name -> ``Quantity``; a fact the data cannot give (no timing.json, no metrics) is
-absent. Renderers show the same facts in tables, so prose and tables cannot disagree.
+``facts(result)`` takes the assembled report (``model.KernelProfile``) and returns
+name -> ``Quantity`` (base units; the page picks how to show it); a fact the data cannot
+give (no timing.json, no metrics) is absent. Renderers show the same facts in tables, so
+prose and tables cannot disagree.
 
 Without a variant prefix: ``ridge.<dtype>.<spec|measured>``, ``peak.<dtype>.<source>``,
 ``bandwidth.<source>``, ``launch_bound.threshold``.
@@ -51,35 +55,35 @@ def _variant(v, result) -> dict[str, Quantity]:
     out = {
         "kernels": Quantity(v.kernel_count, "count"),
         "distinct_kernels": Quantity(len(v.kernels), "count"),
-        "kernel_time": Quantity(v.total_ns, "ms"),
-        "range_time": Quantity(v.range_ns, "ms"),
-        "busy_share": Quantity(v.busy_ns / v.range_ns if v.range_ns else 0.0, "percent"),
+        "kernel_time": Quantity(v.total_ns, "ns"),
+        "range_time": Quantity(v.range_ns, "ns"),
+        "busy_share": Quantity(v.busy_ns / v.range_ns if v.range_ns else 0.0, "fraction"),
         "top_n": Quantity(min(v.top_n, len(v.kernels)), "count"),
-        "top_share": Quantity(v.top_share, "percent"),
-        "top1.share": Quantity(float(v.kernels["share"].iloc[0]), "percent"),
+        "top_share": Quantity(v.top_share, "fraction"),
+        "top1.share": Quantity(float(v.kernels["share"].iloc[0]), "fraction"),
         "top_complete": Quantity(v.top_complete, "count"),
         "top_profiled": Quantity(int((v.top["profiled"] > 0).sum()), "count"),
         "launch_bound.launches": Quantity(v.short["launches"], "count"),
-        "launch_bound.launch_share": Quantity(v.short["launch_share"], "percent"),
-        "launch_bound.time_share": Quantity(v.short["time_share"], "percent"),
+        "launch_bound.launch_share": Quantity(v.short["launch_share"], "fraction"),
+        "launch_bound.time_share": Quantity(v.short["time_share"], "fraction"),
         "profiled": Quantity(v.profiled, "count"),
     }
     for row in v.categories.itertuples():
-        out[f"category.{row.category}.share"] = Quantity(row.share, "percent")
-        out[f"category.{row.category}.time"] = Quantity(row.total_ns, "ms")
+        out[f"category.{row.category}.share"] = Quantity(row.share, "fraction")
+        out[f"category.{row.category}.time"] = Quantity(row.total_ns, "ns")
     if v.attention_share is not None:
-        out["attention_share"] = Quantity(v.attention_share, "percent")
+        out["attention_share"] = Quantity(v.attention_share, "fraction")
     steps = result.meta.workload.get("traced_decode_steps") if result.meta else None
     if isinstance(steps, int) and steps > 0:
         out["steps"] = Quantity(steps, "count")
-        out["kernel_time_per_step"] = Quantity(v.total_ns / steps, "us")
+        out["kernel_time_per_step"] = Quantity(v.total_ns / steps, "ns")
         out["launches_per_step"] = Quantity(v.kernel_count / steps, "count")
         timing = (result.timing or {}).get(result.config.variants[v.name].timing or v.name)
         tokens = result.meta.workload.get("new_tokens")
         if timing is not None and isinstance(tokens, int) and tokens > 0:
             wall_ns = timing.median_ms * 1e6 / tokens
-            out["wall_per_token"] = Quantity(wall_ns, "ms")
-            out["gpu_idle_share"] = Quantity(1 - (v.total_ns / steps) / wall_ns, "percent")
+            out["wall_per_token"] = Quantity(wall_ns, "ns")
+            out["gpu_idle_share"] = Quantity(1 - (v.total_ns / steps) / wall_ns, "fraction")
     if v.launches is not None:
         out.update(_launch_facts(v, result))
     return out
@@ -89,32 +93,38 @@ def _launch_facts(v, result) -> dict[str, Quantity]:
     out = {
         "matched": Quantity(int(v.launches["trace_name"].notna().sum()), "count"),
         "review.count": Quantity(int(v.review["kernel_id"].nunique()), "count"),
+        "undrawable": Quantity(v.undrawable, "count"),
     }
+    if v.best_normalized is not None:
+        out["best_normalized"] = Quantity(v.best_normalized, "fraction")
     for row in v.class_counts.itertuples():
         out[f"class.{row.cls}.launches"] = Quantity(row.launches, "count")
-        out[f"class.{row.cls}.share"] = Quantity(row.launch_share, "percent")
-        out[f"class.{row.cls}.time_share"] = Quantity(row.time_share, "percent")
+        out[f"class.{row.cls}.share"] = Quantity(row.launch_share, "fraction")
+        out[f"class.{row.cls}.time_share"] = Quantity(row.time_share, "fraction")
     category = v.launches["trace_name"].map(v.kernels.set_index("name")["category"])
     tensor = v.launches[[f"flop_{p}" for p in TENSOR_OPS]].sum(axis=1) > 0
     gemm = v.launches[(category == "gemm") & tensor & (v.launches["cls"] != "unknown")]
     if len(gemm):
         bw = float(gemm["dram_bytes"].sum() / (gemm["duration_ns"].sum() * 1e-9))
-        out["gemm.bandwidth"] = Quantity(bw, "tb_per_s")
+        out["gemm.bandwidth"] = Quantity(bw, "bytes_per_s")
         out["gemm.launches"] = Quantity(len(gemm), "count")
         for source, key in (("measured", "gemm.bandwidth.of_copy"), ("spec", "gemm.bandwidth.of_spec")):
             peak = bandwidth(result.roofs, source)
             if peak:
-                out[key] = Quantity(bw / peak, "percent")
+                out[key] = Quantity(bw / peak, "fraction")
     return out
 
 
 def facts(result) -> dict[str, Quantity]:
     out: dict[str, Quantity] = {}
     for name, v in result.variants.items():
-        out.update({f"{name}.{k}": q for k, q in _variant(v, result).items()})
-    out["launch_bound.threshold"] = Quantity(result.config.launch_bound_us * 1e3, "us")
+        per_variant = _variant(v, result)
+        out.update({f"{name}.{k}": q for k, q in per_variant.items()})
+        if name == result.config.primary:  # "primary.<fact>": what a page template can name
+            out.update({f"primary.{k}": q for k, q in per_variant.items()})
+    out["launch_bound.threshold"] = Quantity(result.config.launch_bound_us * 1e3, "ns")
     for row in result.roofs.itertuples():
         out[f"ridge.{row.dtype}.{row.source}"] = Quantity(row.ridge_flop_per_byte, "flop_per_byte")
-        out[f"peak.{row.dtype}.{row.source}"] = Quantity(row.peak_flop_per_s, "tflop_per_s")
-        out[f"bandwidth.{row.source}"] = Quantity(row.bandwidth_bytes_per_s, "tb_per_s")
+        out[f"peak.{row.dtype}.{row.source}"] = Quantity(row.peak_flop_per_s, "flop_per_s")
+        out[f"bandwidth.{row.source}"] = Quantity(row.bandwidth_bytes_per_s, "bytes_per_s")
     return {k: q for k, q in out.items() if np.isfinite(q.value)}  # a fact the data cannot give is absent

@@ -6,8 +6,10 @@ ignores the ones a sentence does not use.
 
 from __future__ import annotations
 
+from generators import vocab
 from generators.analysis import ncu_metrics
-from generators.render import kernel_labels as L
+from generators.kinds.kernel_profile.render import labels as L
+from generators.kinds.kernel_profile.render.tables import fact
 from generators.render.i18n import N_, Translator
 
 FORMULAS = [
@@ -78,8 +80,7 @@ RULE_STEPS = [
 def formula_args(result, tr: Translator) -> dict[str, str]:
     config = result.config
     attention = sorted({r for v in config.variants.values() for r in v.attention_ranges})
-    v = result.primary
-    joined = 0 if v.launches is None else int(v.launches["trace_name"].notna().sum())
+    p = result.config.primary
     metric = ncu_metrics.METRICS
     return {
         "range": L.code(config.range),
@@ -87,8 +88,8 @@ def formula_args(result, tr: Translator) -> dict[str, str]:
         "threshold": L.us_label(config.launch_bound_us * 1e3, tr),
         "attention": ", ".join(L.code(a) for a in attention) or L.DASH,
         "steps_key": L.code("workload.traced_decode_steps"),
-        "joined": tr.integer(joined),
-        "profiled": tr.integer(v.profiled),
+        "joined": fact(result, f"{p}.matched", tr),
+        "profiled": fact(result, f"{p}.profiled", tr),
         "cycles": L.code(metric["smsp_cycles_per_s"]),
         "duration": L.code(metric["duration_ns"]),
         "fp32_ops": L.code("smsp__sass_thread_inst_executed_op_{ffma,fadd,fmul}_pred_on.sum.per_cycle_elapsed"),
@@ -96,8 +97,8 @@ def formula_args(result, tr: Translator) -> dict[str, str]:
         "dram_read": L.code(metric["dram_read_bytes"]),
         "dram_write": L.code(metric["dram_write_bytes"]),
         "default_dtype": L.precision(config.classification.default_dtype, tr),
-        "hardware_file": L.code(f"data/hardware/{config.hardware}.yml"),
-        "peaks_file": L.code(f"data/reports/{config.measured_peaks}/peaks.json") if config.measured_peaks else L.DASH,
-        "ridge_source": tr.gettext(L.SOURCE_LABELS[config.classification.ridge_peaks]),
+        "hardware_file": L.code(result.paths["hardware_file"]),
+        "peaks_file": L.code(result.paths["peaks_file"]) if "peaks_file" in result.paths else L.DASH,
+        "ridge_source": tr.gettext(vocab.SOURCES[config.classification.ridge_peaks]),
         "margin": tr.number(config.classification.throughput_margin_pct, 1),
     }

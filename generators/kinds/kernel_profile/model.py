@@ -1,0 +1,141 @@
+"""The kernel-profile model: one version of a report, every number its pages show.
+
+Model ``kernel_profile`` (options ``report`` and ``version``) reads, through the catalog,
+the report's ``report.yml`` (``config.py``) and, from the version's folder, each variant's
+timeline (Kineto trace or nsys SQLite export) and Nsight Compute raw page, the capture's
+``meta.json`` / ``ncu_run.json`` / ``timing.json``, the kernel naming rules, the hardware
+spec and the measured peaks. ``analysis.py`` does the work per variant; ``facts.py``
+derives every number prose and tables show. The render modules under ``render/`` only
+format and draw.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from generators import catalog as layout
+from generators.analysis import roofline
+from generators.analysis.ncu_metrics import PRECISIONS, launch_table
+from generators.catalog import Catalog, ReportRef
+from generators.errors import UserError, about
+from generators.kinds import report as report_model
+from generators.kinds.kernel_profile import analysis
+from generators.kinds.kernel_profile.config import Config
+from generators.quantity import Quantity
+from generators.readers import capture_meta, detect, hardware, kernel_rules, ncu_csv, peaks
+
+
+@dataclass(frozen=True)
+class KernelProfile:
+    ref: ReportRef
+    config: Config
+    gpu: hardware.GpuSpec
+    measured: peaks.MeasuredRun | None
+    roofs: pd.DataFrame  # analysis.roofline.ROOF_COLUMNS, every precision the GPU has
+    meta: capture_meta.Meta | None
+    ncu_runs: dict[str, capture_meta.NcuRun] | None
+    timing: dict[str, capture_meta.Timing] | None
+    variants: dict[str, analysis.VariantAnalysis]
+    files: dict[str, dict[str, str]]  # variant -> field -> file name
+    paths: dict[str, str]  # what the methodology names: version folder, hardware file, peaks file
+    facts: dict[str, Quantity] = field(default_factory=dict)  # facts.py, computed once
+
+    @property
+    def report(self) -> str:
+        return self.ref.report
+
+    @property
+    def version(self) -> str:
+        return self.ref.version
+
+    @property
+    def primary(self) -> analysis.VariantAnalysis:
+        return self.variants[self.config.primary]
+
+    def dtypes(self) -> list[str]:
+        """Precisions the primary variant's launches use (and the classification default)."""
+        return analysis.dtypes_used(self.primary.launches, self.config.classification.default_dtype)
+
+
+def _files(cat: Catalog, ref: ReportRef, config: Config) -> dict[str, dict[str, object]]:
+    """variant -> {"timeline": path, "metrics": path (if any)}, each checked to exist."""
+    out = {}
+    for name, variant in config.variants.items():
+        paths = {"timeline": cat.file(ref, variant.timeline)}
+        if variant.metrics:
+            paths["metrics"] = cat.file(ref, variant.metrics)
+        for key, p in paths.items():
+            if not p.is_file():
+                raise UserError(cat.config_path(ref.report), f"variants.{name}.{key}: {p} not found in {ref}")
+        out[name] = paths
+    return out
+
+
+def _peaks(cat: Catalog, ref: ReportRef, config: Config) -> ReportRef | None:
+    if config.measured_peaks is None:
+        return None
+    config_path = cat.config_path(ref.report)
+    peaks_ref = cat.parse_ref(config.measured_peaks, config_path)
+    if not cat.file(peaks_ref, layout.PEAKS).is_file():
+        raise UserError(config_path, f"measured_peaks: {peaks_ref} has no peaks.json")
+    return peaks_ref
+
+
+def inputs(cat: Catalog, options: dict[str, str]) -> list:
+    ref, config = report_model.ref_and_config(cat, options, Config)
+    paths = [cat.config_path(ref.report), cat.rules_path, cat.hardware_path(config.hardware)]
+    for variant in _files(cat, ref, config).values():
+        paths += list(variant.values())
+    extra = [cat.file(ref, f) for f in (layout.META, layout.NCU_RUN, layout.TIMING)]
+    peaks_ref = _peaks(cat, ref, config)
+    if peaks_ref is not None:
+        extra += [cat.file(peaks_ref, layout.PEAKS), cat.file(peaks_ref, layout.META)]
+    return paths + [p for p in extra if p.is_file()]
+
+
+def compute(cat: Catalog, options: dict[str, str]) -> KernelProfile:
+    from generators.kinds.kernel_profile.facts import facts
+
+    ref, config = report_model.ref_and_config(cat, options, Config)
+    config_path = cat.config_path(ref.report)
+    hw_path = cat.hardware_path(config.hardware)
+    if not hw_path.is_file():
+        raise UserError(config_path, f"hardware: {hw_path} not found")
+    gpu = hardware.read(hw_path, cat.languages)
+    peaks_ref = _peaks(cat, ref, config)
+    measured = None
+    if peaks_ref is not None:
+        measured = peaks.read(cat.file(peaks_ref, layout.PEAKS), peaks_ref, cat.file(peaks_ref, layout.META))
+    roofs = roofline.roofs(gpu, measured, list(PRECISIONS))
+    rules = kernel_rules.read(cat.rules_path, cat.languages)
+    variants, names = {}, {}
+    for variant, paths in _files(cat, ref, config).items():
+        timeline = detect.read_kernels(paths["timeline"])
+        ncu = launches = None
+        if "metrics" in paths:
+            ncu = ncu_csv.read(paths["metrics"])
+            with about(paths["metrics"]):
+                launches = launch_table(ncu)
+        with about(paths["timeline"]):
+            variants[variant] = analysis.analyse(timeline, ncu, launches, rules, config, variant, roofs)
+        names[variant] = {k: p.name for k, p in paths.items()}
+    hw_peaks = {"hardware_file": cat.display(hw_path), "version_folder": cat.display_version(ref)}
+    if peaks_ref is not None:
+        hw_peaks["peaks_file"] = cat.display(cat.file(peaks_ref, layout.PEAKS))
+    result = KernelProfile(
+        ref=ref,
+        config=config,
+        gpu=gpu,
+        measured=measured,
+        roofs=roofs,
+        meta=capture_meta.read_meta(cat.file(ref, layout.META)),
+        ncu_runs=capture_meta.read_ncu_runs(cat.file(ref, layout.NCU_RUN)),
+        timing=capture_meta.read_timing(cat.file(ref, layout.TIMING)),
+        variants=variants,
+        files=names,
+        paths=hw_peaks,
+    )
+    result.facts.update(facts(result))
+    return result

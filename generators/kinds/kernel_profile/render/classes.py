@@ -1,0 +1,142 @@
+"""Kernel-profile tables about bounds: classes, the needs-review list, ridge points.
+
+Unit renderers ``(KernelProfile, Translator, options) -> Fragment`` for the primary variant;
+format only (the review rows and class means are computed by ``analysis.py``).
+"""
+
+from __future__ import annotations
+
+from generators import vocab
+from generators.analysis.classify import MEAN_COLUMNS
+from generators.kinds.kernel_profile.render import labels as L
+from generators.kinds.kernel_profile.render.tables import fact
+from generators.pieces import fragment, key_of
+from generators.render import tables
+from generators.render.i18n import N_, Translator
+from generators.render.tables import TableBuilder
+
+NO_METRICS = N_("No Nsight Compute metrics were configured for this variant: every kernel is unknown.")
+
+
+def classification(result, tr: Translator, options: dict) -> object:
+    v = result.primary
+    if v.launches is None:
+        return fragment(tr.gettext(NO_METRICS) + "\n")
+    t = TableBuilder("classes", tr)
+    t.col("class", N_("Class")).col("launches", N_("Profiled launches"), "count")
+    t.col("launch_share", N_("Share of launches"), "percent").col("time_share", N_("Share of kernel time"), "percent")
+    for r in v.class_counts.itertuples():
+        t.row(r.cls, L.cls(r.cls, tr), r.launches, r.launch_share, r.time_share)
+    note = tr.gettext(
+        N_(
+            "{profiled} profiled launches. Share of kernel time: the trace time of the kernels in the "
+            "class (a kernel takes the class most of its profiled launches have; a kernel without "
+            "profiled launches is unknown)."
+        ),
+        profiled=fact(result, f"{v.name}.profiled", tr),
+    )
+    m = TableBuilder("class-means", tr)
+    m.col("class", N_("Class"))
+    for c in MEAN_COLUMNS:
+        label, unit = L.METRIC_LABELS[c]
+        m.col(c, label, unit)
+    for r in v.class_means.to_dict("records"):
+        m.row(r["cls"], L.cls(r["cls"], tr), *[r[c] for c in MEAN_COLUMNS])
+    means_note = tr.gettext(
+        N_(
+            "Means over the profiled launches of each class, each launch counted once; "
+            "durations as measured by Nsight Compute."
+        )
+    )
+    return fragment(t.build(), note + "\n", m.build(), means_note + "\n")
+
+
+def _limit(key: str, result, tr: Translator) -> str:
+    checks = result.config.review
+    return {
+        "zero_flops_compute": tr.number(checks.zero_flop_per_byte, 3),
+        "balanced_low_long": tr.percent(checks.low_throughput_pct / 100),
+        "memory_low_throughput": tr.percent(checks.low_throughput_pct / 100),
+        "pct_over_100": tr.percent(checks.max_pct / 100),
+    }.get(key, "")
+
+
+def reason_text(key: str, result, tr: Translator) -> str:
+    """The explanation of a needs-review reason with the report's thresholds."""
+    checks = result.config.review
+    return tr.gettext(
+        vocab.REASONS[key][1],
+        limit=_limit(key, result, tr),
+        duration=L.us_label(checks.long_duration_us * 1e3, tr),
+    )
+
+
+def review(result, tr: Translator, options: dict) -> object:
+    """The needs-review list, one row per kernel and reason (its launches' IDs and mean metrics),
+    then the reasons spelled out with their thresholds."""
+    v = result.primary
+    if v.launches is None:
+        return fragment(tr.gettext(NO_METRICS) + "\n")
+    if v.review_rows.empty:
+        return fragment(tr.gettext(N_("Nothing to review: no profiled launch contradicts its class.")) + "\n")
+    names = v.kernels.set_index("name")
+    t = TableBuilder("review", tr)
+    t.col("kernel", N_("Kernel")).col("class", N_("Class")).col("ids", N_("ncu IDs"))
+    t.col("sm", N_("SM throughput"), "pct").col("memory", N_("Memory throughput"), "pct")
+    t.col("duration", N_("Duration"), "us").col("intensity", N_("Intensity"), "flop_per_byte").col("why", N_("Why"))
+    for r in v.review_rows.itertuples():
+        kernel = L.friendly_text(names.loc[r.who], tr) if r.who in names.index else L.code_cell(r.who)
+        t.row(
+            key_of(r.who, r.reason),
+            kernel,
+            ", ".join(L.cls(c, tr) for c in r.classes),
+            ", ".join(tr.integer(k) for k in r.kernel_ids),
+            r.sm_pct,
+            r.memory_pct,
+            r.duration_ns,
+            r.intensity,
+            tr.gettext(vocab.REASONS[r.reason][0]),
+        )
+    legend = "".join(
+        f"- {tr.gettext(vocab.REASONS[k][0])}: {reason_text(k, result, tr)}\n"
+        for k in dict.fromkeys(v.review_rows["reason"])
+    )
+    note = tr.gettext(
+        N_("{count} launches on the list; throughputs, duration and intensity are means over the listed launches."),
+        count=fact(result, f"{v.name}.review.count", tr),
+    )
+    return fragment(t.build(), note + "\n", legend)
+
+
+def ridge(result, tr: Translator, options: dict) -> object:
+    roofs = result.roofs.set_index(["source", "dtype"])
+
+    def value(source: str, dtype: str, column: str):
+        key = (source, dtype)
+        return roofs.loc[key, column] if key in roofs.index else None
+
+    t = TableBuilder("ridge", tr)
+    t.col("dtype", N_("Precision")).col("peak_spec", N_("Peak, spec"), "tflop_per_s")
+    t.col("peak_measured", N_("Peak, measured"), "tflop_per_s")
+    t.col("ridge_spec", N_("Ridge point, spec"), "flop_per_byte")
+    t.col("ridge_measured", N_("Ridge point, measured"), "flop_per_byte")
+    for d in result.dtypes():
+        t.row(
+            d,
+            L.precision(d, tr),
+            value("spec", d, "peak_flop_per_s"),
+            value("measured", d, "peak_flop_per_s"),
+            value("spec", d, "ridge_flop_per_byte"),
+            value("measured", d, "ridge_flop_per_byte"),
+        )
+    note = tr.gettext(
+        N_(
+            "Ridge point = peak ÷ memory bandwidth. Bandwidth: {spec} from the {gpu} specification, {measured} "
+            "measured (device-to-device copy). The classification uses the {source} ridge points."
+        ),
+        spec=fact(result, "bandwidth.spec", tr, "tb_per_s"),
+        measured=fact(result, "bandwidth.measured", tr, "tb_per_s"),
+        gpu=tables.text(result.gpu.short_name),
+        source=tr.gettext(vocab.SOURCES[result.config.classification.ridge_peaks]),
+    )
+    return fragment(t.build(), note + "\n")

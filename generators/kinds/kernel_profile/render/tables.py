@@ -1,0 +1,222 @@
+"""Kernel-profile tables about where the time goes, for one page language.
+
+Each public function is a unit renderer: ``(KernelProfile, Translator, options) -> Fragment``
+(``model.KernelProfile``). They show the primary variant unless they compare variants,
+and format only: every number is a column of the analysis or a fact (``facts.py``).
+"""
+
+from __future__ import annotations
+
+from generators.kinds.kernel_profile.render import labels as L
+from generators.pieces import fragment, key_of
+from generators.render.i18n import N_, Translator
+from generators.render.tables import TableBuilder
+from generators.render.units import show
+
+
+def fact(result, key: str, tr: Translator, unit: str | None = None) -> str:
+    """A fact with its unit, for a sentence; a dash when the data cannot give it."""
+    q = result.facts.get(key)
+    return L.DASH if q is None else show(q, tr, unit)
+
+
+def overview(result, tr: Translator, options: dict) -> object:
+    v, p = result.primary, result.config.primary
+    f = lambda key, unit=None: fact(result, f"{p}.{key}", tr, unit)  # noqa: E731
+    items = [
+        tr.gettext(
+            N_("Range {range}: {launches} kernel launches of {distinct} distinct kernels, {time} of kernel time."),
+            range=L.code(result.config.range),
+            launches=f("kernels"),
+            distinct=f("distinct_kernels"),
+            time=f("kernel_time"),
+        ),
+        tr.gettext(
+            N_(
+                "The top {n} kernels take {share} of that time; {complete} of them have full Nsight "
+                "Compute metrics ({profiled} profiled launches, {matched} joined to the trace)."
+            ),
+            n=f("top_n"),
+            share=f("top_share"),
+            complete=f("top_complete"),
+            profiled=f("profiled"),
+            matched=f("matched"),
+        ),
+    ]
+    if v.class_counts is not None:
+        shares = ", ".join(f"{L.cls(r.cls, tr)} {f(f'class.{r.cls}.time_share')}" for r in v.class_counts.itertuples())
+        items.append(tr.gettext(N_("Kernel time by class: {shares}."), shares=shares))
+    top_cat = v.categories.iloc[0]["category"]
+    items.append(
+        tr.gettext(
+            N_("Largest category: {category}, {share} of kernel time."),
+            category=L.category(top_cat, tr),
+            share=f(f"category.{top_cat}.share"),
+        )
+    )
+    items.append(
+        tr.gettext(
+            N_("Launches shorter than {threshold}: {launch_share} of all launches, {time_share} of kernel time."),
+            threshold=fact(result, "launch_bound.threshold", tr, "us"),
+            launch_share=f("launch_bound.launch_share"),
+            time_share=f("launch_bound.time_share"),
+        )
+    )
+    if v.review is not None:
+        items.append(
+            tr.gettext(N_("Needs review: {count} profiled launches (see the classification)."), count=f("review.count"))
+        )
+    return fragment("".join(f"- {item}\n" for item in items))
+
+
+def top(result, tr: Translator, options: dict) -> object:
+    v = result.primary
+    t = TableBuilder("top", tr)
+    t.col("rank", N_("#"), "count").col("share", N_("Time share"), "percent").col("library", N_("Library"))
+    t.col("kernel", N_("Kernel")).col("description", N_("Description")).col("launches", N_("Launches"), "count")
+    t.col("total", N_("Total"), "us").col("mean", N_("Mean"), "us").col("class", N_("Class"))
+    for r in v.top.itertuples():
+        t.row(
+            key_of(r.name),
+            r.rank,
+            r.share,
+            L.library(r, tr),
+            L.friendly_text(r, tr),
+            L.description(r, tr),
+            r.instances,
+            r.total_ns,
+            r.avg_ns,
+            L.cls(r.cls, tr),
+        )
+    note = tr.gettext(
+        N_(
+            "The top {n} of {distinct} kernels cover {share} of the {time} of kernel time launched "
+            "inside {range}; {complete} of the {n} have full metrics. Times are from the trace; the "
+            "class comes from the kernel's profiled launches."
+        ),
+        n=fact(result, f"{v.name}.top_n", tr),
+        distinct=fact(result, f"{v.name}.distinct_kernels", tr),
+        share=fact(result, f"{v.name}.top_share", tr),
+        time=fact(result, f"{v.name}.kernel_time", tr),
+        range=L.code(result.config.range),
+        complete=fact(result, f"{v.name}.top_complete", tr),
+    )
+    return fragment(t.build(), note + "\n")
+
+
+def categories(result, tr: Translator, options: dict) -> object:
+    v, p = result.primary, result.config.primary
+    t = TableBuilder("categories", tr)
+    t.col("category", N_("Category")).col("time", N_("Time"), "us").col("share", N_("Time share"), "percent")
+    t.col("launches", N_("Launches"), "count").col("kernels", N_("Kernels"), "count")
+    for r in v.categories.itertuples():
+        t.row(r.category, L.category(r.category, tr), r.total_ns, r.share, r.launches, r.kernels)
+    short = tr.gettext(
+        N_(
+            "Launch-bound kernels: {count} of {total} launches ({launch_share}) ran shorter than "
+            "{threshold}; together they take {time_share} of the kernel time."
+        ),
+        count=fact(result, f"{p}.launch_bound.launches", tr),
+        total=fact(result, f"{p}.kernels", tr),
+        launch_share=fact(result, f"{p}.launch_bound.launch_share", tr),
+        threshold=fact(result, "launch_bound.threshold", tr, "us"),
+        time_share=fact(result, f"{p}.launch_bound.time_share", tr),
+    )
+    return fragment(t.build(), short + "\n")
+
+
+VARIANT_COLUMNS = (
+    ("launches_per_step", N_("Launches per step"), "count"),
+    ("kernel_time_per_step", N_("Kernel time per step"), "us"),
+    ("wall_per_token", N_("Wall time per token, no profiler"), "ms"),
+    ("gpu_idle_share", N_("GPU idle (estimate)"), "percent"),
+    ("attention_share", N_("Attention share"), "percent"),
+    ("launch_bound.time_share", N_("Launch-bound share"), "percent"),
+)
+
+
+def variants(result, tr: Translator, options: dict) -> object:
+    t = TableBuilder("variants", tr)
+    t.col("variant", N_("Variant"))
+    for key, label, unit in VARIANT_COLUMNS:
+        t.col(key, label, unit)
+    for name in result.variants:
+        values = [result.facts.get(f"{name}.{key}") for key, _, _ in VARIANT_COLUMNS]
+        t.row(name, tr.pick(result.config.variants[name].label), *[None if q is None else q.value for q in values])
+    note = tr.gettext(
+        N_(
+            "Per step: the range's kernels divided by the traced steps. Wall time per token: a whole "
+            "generation without the profiler divided by the tokens it generated. GPU idle: one minus "
+            "their ratio. Attention share: kernel time launched inside the variant's attention ranges."
+        )
+    )
+    return fragment(t.build(), note + "\n")
+
+
+def longest(result, tr: Translator, options: dict) -> object:
+    v = result.primary
+    ranked = v.kernels.sort_values(["max_ns", "rank"], ascending=[False, True], kind="stable").head(v.top_n)
+    t = TableBuilder("longest", tr)
+    t.col("kernel", N_("Kernel")).col("longest", N_("Longest launch"), "us").col("median", N_("Median"), "us")
+    t.col("launches", N_("Launches"), "count").col("ncu_longest", N_("Longest under ncu"), "us")
+    t.col("class", N_("Class")).col("rank", N_("#"), "count")
+    for r in ranked.itertuples():
+        t.row(
+            key_of(r.name),
+            L.friendly_text(r, tr),
+            r.max_ns,
+            r.median_ns,
+            r.instances,
+            None if L.missing(r.ncu_max_ns) else r.ncu_max_ns,
+            L.cls(r.cls, tr),
+            r.rank,
+        )
+    note = tr.gettext(
+        N_(
+            "Longest single launch in the trace; under Nsight Compute every launch runs alone with "
+            "its caches flushed, so its durations are longer. #: rank by total time."
+        )
+    )
+    return fragment(t.build(), note + "\n")
+
+
+def names(result, tr: Translator, options: dict) -> object:
+    v = result.primary
+    t = TableBuilder("names", tr)
+    t.col("rank", N_("#"), "count").col("kernel", N_("Kernel")).col("library", N_("Library"))
+    t.col("category", N_("Category")).col("name", N_("Full name, as the trace writes it"))
+    for r in v.kernels.itertuples():
+        t.row(
+            key_of(r.name),
+            r.rank,
+            L.friendly_text(r, tr),
+            L.library(r, tr),
+            L.category(r.category, tr),
+            L.code_cell(r.name),
+        )
+    pieces = [t.build()]
+    if v.join_rows is not None:
+        j = TableBuilder("join", tr)
+        j.col("ncu_name", N_("Name as Nsight Compute writes it")).col("rank", N_("#"), "count")
+        j.col("launches", N_("Profiled launches"), "count").col("join", N_("Join"))
+        for r in v.join_rows.itertuples():
+            j.row(
+                key_of(r.ncu_name, r.trace_name, r.match),
+                L.code_cell(r.ncu_name),
+                r.rank,
+                r.launches,
+                tr.gettext(MATCH_LABELS[r.match]),
+            )
+        pieces += [
+            tr.gettext(N_("How each Nsight Compute kernel name was joined to a trace kernel:")) + "\n",
+            j.build(),
+        ]
+    return fragment(*pieces)
+
+
+MATCH_LABELS = {
+    "exact": N_("name key and launch configuration"),
+    "name": N_("name key only"),
+    "ambiguous": N_("ambiguous: not joined"),
+    "none": N_("no trace kernel: not joined"),
+}
