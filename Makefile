@@ -36,9 +36,13 @@ serve: $(STAMP)
 messages: $(STAMP)
 	$(BIN)/python -m generators messages update
 
-# Debian's chromium for the real-browser test; installed with apt when missing.
+# Debian's chromium for the real-browser tests; installed with apt when missing (as root).
+# A non-root user without it gets one line saying what to install.
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { \
+	  if [ "$$(id -u)" != 0 ]; then \
+	    echo "error: chromium is not installed: run 'apt-get install chromium' as root (or make test as root), then make test again" >&2; \
+	    exit 1; fi; \
 	  echo "installing chromium with apt"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
@@ -56,6 +60,11 @@ bench: $(STAMP)
 # On a GPU machine: run every workload under the profilers and write into data/.
 capture:
 	$(CAPTURE_PYTHON) -m generators.capture all --out data
+
+# The same capture code on the CPU with the tiny model (the venv's CPU torch), into a
+# temporary folder that is removed afterwards: a check that the tooling runs end to end.
+capture-smoke: $(STAMP)
+	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && $(BIN)/python -m generators.capture all --out "$$tmp" --smoke && ls -R "$$tmp" | head -40
 
 clean:
 	rm -rf site .cache .site-*

@@ -1,7 +1,7 @@
 """Shared test fixtures.
 
-The real profiler exports live outside the repository, in ``../shared/fixtures``
-relative to the repository root (CI has the same layout).
+The real profiler exports the tests read are kept in the repository, in
+``tests/fixtures/`` (see its README for their origin and licences).
 """
 
 from __future__ import annotations
@@ -21,10 +21,7 @@ def repo_root() -> Path:
 
 @pytest.fixture(scope="session")
 def fixtures_dir() -> Path:
-    path = REPO_ROOT.parent / "shared" / "fixtures"
-    if not path.is_dir():
-        pytest.fail(f"shared fixtures not found at {path}")
-    return path
+    return REPO_ROOT / "tests" / "fixtures"
 
 
 @pytest.fixture(scope="session")

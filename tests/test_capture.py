@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from generators.analysis.attribution import in_range
+from generators.catalog import Catalog, ReportRef
 from generators.readers import kineto, peaks, run_meta, sweep_results
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -42,8 +43,8 @@ def _one(reports: Path, kind: str) -> Path:
 def test_smoke_writes_the_layout_and_metadata(smoke):
     for kind in ("decode", "sweep", "peaks"):
         folder = _one(smoke, kind)
-        meta = run_meta.read(folder / "meta.json")
-        assert meta.kind == kind and meta.version == "v1"
+        meta = run_meta.read(folder / "meta.json", ReportRef(folder.parent.name, folder.name))
+        assert meta.kind == kind and meta.ref.version == "v1"
         raw = json.loads((folder / "meta.json").read_text())
         assert raw["commands"] and raw["software"]["torch"] and raw["workload"]
         for name in raw["files"]:
@@ -84,7 +85,8 @@ def test_smoke_sweep_results_and_traces(smoke):
 
 
 def test_smoke_peaks_read_back(smoke):
-    run = peaks.read(_one(smoke, "peaks") / "peaks.json")
+    folder = _one(smoke, "peaks")
+    run = peaks.read(folder / "peaks.json", ReportRef(folder.parent.name, folder.name), folder / "meta.json")
     assert {m.dtype for m in run.matmul} == {"fp32", "bf16"}
     for m in run.matmul:
         assert m.flop_per_s == pytest.approx(2 * m.m * m.n * m.k / m.median_s)
@@ -110,11 +112,13 @@ def test_capture_without_a_gpu_says_so():
 
 
 def test_sample_data_is_a_real_h100_capture():
-    metas = [run_meta.read(p) for p in run_meta.find(DATA / "reports")]
+    cat = Catalog(DATA)
+    metas = [run_meta.read(cat.file(ref, "meta.json"), ref) for ref in cat.all_runs()]
     kinds = {m.kind for m in metas if "H100" in m.gpu.name}
     assert {"decode", "sweep", "peaks"} <= kinds
-    decode = next(p for p in run_meta.find(DATA / "reports") if p.parent.parent.name.startswith("decode-h100"))
-    folder = decode.parent
+    ref = next(ref for ref in cat.all_runs() if ref.report.startswith("decode-h100"))
+    folder = cat.version_dir(ref)
+    decode = folder / "meta.json"
     for name in ("trace_fused.json.xz", "trace_written.json.xz", "ncu_fused_raw.csv.gz", "ncu_fused_details.csv.gz"):
         assert (folder / name).is_file(), name
     raw = json.loads(decode.read_text())

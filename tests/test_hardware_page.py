@@ -103,10 +103,10 @@ def test_measured_peaks_appear_beside_the_spec(built_site):
     row = f"{bf16 / 1e12:,.1f} {peak / 1e12:,.1f} {100 * bf16 / peak:.1f}% {bf16 / copy:,.1f}"
     en = text_of(built_site.html("hardware/"))
     zh = text_of(built_site.html("zh/hardware/"))
-    assert f"BF16 matmul (TFLOP/s) {row}" in en
-    assert f"BF16 矩阵乘（TFLOP/s） {row}" in zh
-    assert f"d2d_copy bandwidth (TB/s) {copy / 1e12:.2f} {bandwidth / 1e12:.2f} {100 * copy / bandwidth:.1f}%" in en
-    assert "NVIDIA H100 80GB HBM3 132 / 132 50 / 50" in en
+    assert f"peaks-h100-80gb-hbm3/v1 BF16 {row}" in en
+    assert f"peaks-h100-80gb-hbm3/v1 BF16 {row}" in zh
+    assert f"d2d_copy {copy / 1e12:.2f} {bandwidth / 1e12:.2f} {100 * copy / bandwidth:.1f}%" in en
+    assert "NVIDIA H100 80GB HBM3 132 132 50 50" in en
     assert "not measured" in en  # the other GPUs are still unmeasured
 
 
@@ -122,5 +122,5 @@ def test_a_run_on_an_unknown_gpu_is_an_error(tmp_path):
     assert build.returncode == 2
     assert build.stderr.strip().splitlines() == [
         f"error: {run / 'peaks.json'}: GPU 'NVIDIA Mystery 1' is not in the device_names of any "
-        "hardware file; add it to the matching data/hardware/*.yml"
+        "hardware file; add it to the matching file of the hardware reference"
     ]

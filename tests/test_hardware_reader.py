@@ -8,15 +8,18 @@ from pathlib import Path
 import pytest
 
 from generators.analysis.hardware import match_runs, measured_table, ridge_point, ridge_table
+from generators.catalog import Catalog, ReportRef
 from generators.errors import UserError
 from generators.readers import hardware, peaks
+from tests import project
 
 HARDWARE = Path(__file__).resolve().parents[1] / "data" / "hardware"
 
 
 @pytest.fixture(scope="module")
 def gpus():
-    return {g.id: g for g in hardware.read_all(HARDWARE)}
+    cat = project.catalog()
+    return {g.id: g for g in hardware.read_all(cat.hardware_paths(), HARDWARE, cat.languages)}
 
 
 def test_the_required_gpus_are_there(gpus):
@@ -37,7 +40,7 @@ def test_every_value_has_a_dated_source_or_a_note(gpus):
     for gpu in gpus.values():
         values = [
             gpu.sm_count,
-            gpu.memory_capacity_gb,
+            gpu.memory_bytes,
             gpu.memory_bandwidth_bytes_per_s,
             gpu.l2_bytes,
             gpu.nvlink_bytes_per_s,
@@ -46,7 +49,7 @@ def test_every_value_has_a_dated_source_or_a_note(gpus):
         for v in values:
             source = getattr(v, "source", None)
             if getattr(v, "value", 1) is None:
-                assert v.note and v.note.en and v.note.zh
+                assert v.note and all(v.note.get(c) for c in project.settings().codes)
             else:
                 assert gpu.sources[source].date and gpu.sources[source].title
 
@@ -113,7 +116,7 @@ def test_a_device_name_listed_twice_is_an_error(tmp_path):
     (tmp_path / "a.yml").write_text(H100_TEXT)
     (tmp_path / "b.yml").write_text(H100_TEXT)
     with pytest.raises(UserError, match="device name 'NVIDIA H100 80GB HBM3' is already listed by"):
-        hardware.read_all(tmp_path)
+        hardware.read_all(sorted(tmp_path.glob("*.yml")), tmp_path)
 
 
 def _run(tmp_path: Path, doc: dict, meta: dict | None = None) -> Path:
@@ -140,9 +143,10 @@ def test_measured_run_takes_the_gpu_from_meta_json_and_matches_by_device_name(tm
             "gpu": {"name": "NVIDIA H100 80GB HBM3", "sm_count": 132, "l2_bytes": 52428800},
         },
     )
-    run = peaks.read(path)
-    assert (run.report, run.version, run.gpu.name) == ("peaks-x", "v2", "NVIDIA H100 80GB HBM3")
-    assert peaks.find(tmp_path / "reports") == [path]
+    ref = ReportRef("peaks-x", "v2")
+    assert Catalog(tmp_path).peaks_runs() == [ref]
+    run = peaks.read(path, ref, path.with_name("meta.json"))
+    assert (run.ref, run.gpu.name) == (ref, "NVIDIA H100 80GB HBM3")
     assert [g.id for g in match_runs(list(gpus.values()), [run])] == ["h100-sxm"]
     table = measured_table(list(gpus.values()), [run])
     fp8 = table[table.item == "fp8"].iloc[0]
@@ -152,8 +156,17 @@ def test_measured_run_takes_the_gpu_from_meta_json_and_matches_by_device_name(tm
 
 def test_measured_run_errors_name_the_file(tmp_path):
     path = _run(tmp_path, {"schema": "profsite.peaks/1", "matmul": [dict(MATMUL, flop_per_s="fast")], "memory": []})
+    ref = ReportRef("peaks-x", "v2")
     with pytest.raises(UserError, match=r"Expected `float`, got `str` - at `\$.matmul\[0\].flop_per_s`"):
-        peaks.read(path)
+        peaks.read(path, ref)
     path.write_text(json.dumps({"schema": "profsite.peaks/1", "matmul": [], "memory": []}))
     with pytest.raises(UserError, match="no gpu: neither peaks.json nor meta.json"):
-        peaks.read(path)
+        peaks.read(path, ref, path.with_name("meta.json"))
+
+
+def test_a_note_must_have_every_site_language(tmp_path):
+    text = H100_TEXT.replace("    zh: NVIDIA 写作", "    fr: NVIDIA 写作", 1)
+    assert text != H100_TEXT
+    path = _write(tmp_path, text)
+    with pytest.raises(UserError, match=r"\$\.l2_mib\.note: no text for language\(s\) \['zh'\]"):
+        hardware.read(path, project.settings().codes)

@@ -10,7 +10,7 @@ from babel.messages.pofile import write_po
 
 from generators.commands import messages
 from generators.errors import UserError
-from generators.render.i18n import Translator
+from tests import project
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -21,7 +21,7 @@ def test_every_extracted_message_has_a_chinese_translation():
 
 def test_extraction_finds_code_and_mkdocs_titles():
     ids = {m.id for m in messages.extract(ROOT) if m.id}
-    assert {"Ridge point, measured (FLOP/byte)", "{value} TFLOP/s", "not measured"} <= ids
+    assert {"Ridge point, measured", "{label} ({unit})", "{value} TFLOP/s", "not measured"} <= ids
     assert {"Reference", "profsite reports"} <= ids  # from mkdocs.yml via generators.site.nav
 
 
@@ -45,7 +45,7 @@ def _catalog(tmp_path: Path, entries: dict[str, tuple[str, bool]]) -> Path:
 
 def test_missing_translation_raises_naming_catalog_and_message(tmp_path):
     path = _catalog(tmp_path, {"GPU": ("GPU", False), "Value": ("", False)})
-    tr = Translator.for_language("zh", tmp_path)
+    tr = project.translator("zh", tmp_path)
     assert tr.gettext("GPU") == "GPU"
     with pytest.raises(UserError) as err:
         tr.gettext("Value")
@@ -59,17 +59,17 @@ def test_missing_translation_raises_naming_catalog_and_message(tmp_path):
 def test_fuzzy_translation_is_not_used(tmp_path):
     _catalog(tmp_path, {"Source": ("来源", True)})
     with pytest.raises(UserError, match="marked fuzzy"):
-        Translator.for_language("zh", tmp_path).gettext("Source")
+        project.translator("zh", tmp_path).gettext("Source")
 
 
 def test_english_is_the_source_language(tmp_path):
-    tr = Translator.for_language("en", tmp_path)  # needs no catalog
+    tr = project.translator("en", tmp_path)  # needs no catalog
     assert tr.gettext("{value} TB/s", value="3.35") == "3.35 TB/s"
 
 
 def test_unknown_language_is_a_user_error(tmp_path):
-    with pytest.raises(UserError, match="unsupported page language 'fr'"):
-        Translator.for_language("fr", tmp_path)
+    with pytest.raises(UserError, match=r"unknown page language 'fr'; the site has \['en', 'zh'\]"):
+        project.settings().language("fr")
 
 
 def test_messages_check_command_fails_with_one_line(tmp_path, capsys):
@@ -78,6 +78,9 @@ def test_messages_check_command_fails_with_one_line(tmp_path, capsys):
     (tmp_path / "generators").mkdir()
     (tmp_path / "generators" / "x.py").write_text('from generators.render.i18n import N_\nN_("Brand new")\n')
     (tmp_path / "babel.cfg").write_text("[python: generators/**.py]\n")
+    (tmp_path / "mkdocs.yml").write_text(
+        "extra:\n  profsite:\n    languages:\n      en: {babel: en}\n      zh: {babel: zh_Hans_CN, catalog: zh_Hans}\n"
+    )
     _catalog(tmp_path / "locales", {"Old": ("旧", False)})
     assert main(["messages", "check", "--root", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()

@@ -1,6 +1,6 @@
 """The H100 decode report's numbers against independent computations over the raw files.
 
-The report (``sections.kernel_profile``) is computed once; every check recomputes its number
+The report (the ``kernel_profile`` model) is computed once; every check recomputes its number
 from the trace (json), the Nsight Compute raw page (csv) or the YAML/JSON records
 (``tests/decode_trace.py``), never from the program's output.
 """
@@ -15,9 +15,9 @@ from collections import defaultdict
 
 import pytest
 
-from generators.analysis.kernel_facts import facts
-from generators.sections import kernel_profile
+from generators.kinds.kernel_profile import MODEL
 from tests import decode_trace as raw
+from tests import project
 
 REPORT_ID = "decode-h100-80gb-hbm3"
 VARIANTS = ["fused", "written"]
@@ -25,9 +25,7 @@ VARIANTS = ["fused", "written"]
 
 @pytest.fixture(scope="module")
 def report():
-    options = {"report": REPORT_ID}
-    data = raw.ROOT / "data"
-    return kernel_profile.compute(kernel_profile.inputs(data, options), data, options)
+    return project.compute(MODEL, {"report": REPORT_ID})
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -139,7 +137,7 @@ def test_histogram_spread_of_sm_throughput(report):
 
 
 def test_ridge_points_from_the_spec_and_the_measured_peaks(report):
-    known = facts(report)
+    known = report.facts
     assert known["ridge.bf16.spec"].value == pytest.approx(raw.ridge("bf16"))
     import json
 
@@ -155,13 +153,13 @@ def test_idle_estimate_from_timing_and_meta(report, variant):
     steps = raw.meta()["workload"]["traced_decode_steps"]
     per_token_ns = raw.timing()[variant]["median_ms"] * 1e6 / raw.meta()["workload"]["new_tokens"]
     expected = 1 - sum(d for _, d, _ in kernels) / steps / per_token_ns
-    assert facts(report)[f"{variant}.gpu_idle_share"].value == pytest.approx(expected)
+    assert report.facts[f"{variant}.gpu_idle_share"].value == pytest.approx(expected)
 
 
 def test_gemm_bandwidth_against_the_copy_bandwidth(report):
     gemm = [r for r in raw.ncu_rows("fused") if r["Kernel Name"].startswith("nvjet")]
     bandwidth = sum(map(raw.dram_bytes, gemm)) / (sum(r["gpu__time_duration.sum"] for r in gemm) * 1e-9)
-    known = facts(report)
+    known = report.facts
     assert known["fused.gemm.bandwidth"].value == pytest.approx(bandwidth)
     assert known["fused.gemm.launches"].value == len(gemm)
     assert not math.isnan(known["fused.gemm.bandwidth.of_copy"].value)

@@ -6,9 +6,12 @@ from pathlib import Path
 
 import pytest
 
+from generators.catalog import Catalog
 from generators.errors import UserError
+from generators.kinds import CONFIG_UNION
+from generators.kinds.kernel_profile import MODEL, model
 from generators.readers import report_config
-from generators.sections import kernel_profile
+from tests import project
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT / "data" / "reports" / "decode-h100-80gb-hbm3" / "report.yml"
@@ -21,9 +24,13 @@ def write(folder: Path, text: str) -> Path:
     return path
 
 
+def read(path):
+    return report_config.read(path, CONFIG_UNION, project.settings().codes)
+
+
 def test_the_real_config_loads():
-    config = report_config.read(REAL)
-    assert (config.kind, config.primary, config.top) == ("kernel-profile", "fused", 10)
+    config = read(REAL)
+    assert (config.__struct_config__.tag, config.primary, config.top) == ("kernel-profile", "fused", 10)
     assert config.launch_bound_us == 5 and set(config.variants) == {"fused", "written"}
 
 
@@ -37,7 +44,8 @@ def test_the_real_config_loads():
         ("launch_bound_us: 5", "launch_bound_us: -5", r"launch_bound_us: must be positive"),
         ("  ridge_peaks: spec", "  ridge_peaks: guessed", r"ridge_peaks"),
         ("range: decode", "range: decode\ncolour: red", r"colour"),
-        ("range: decode", "range: decode\nversion: latest", r"version: 'latest' is not of the form v1"),
+        ("range: decode", "range: decode\nversion: latest", r"unknown field `version`"),
+        ('  zh: "H100', '  fr: "H100', r"title: no text for language\(s\) \['zh'\]"),
         ("    timeline: trace_fused.json.xz", "    timeline: 7", r"timeline"),
     ],
 )
@@ -46,35 +54,42 @@ def test_bad_config_is_one_line(tmp_path, old, new, message):
     assert old in text
     path = write(tmp_path / "r", text.replace(old, new, 1))
     with pytest.raises(UserError, match=message) as err:
-        report_config.read(path)
+        read(path)
     assert err.value.line().startswith(f"error: {path}: ") and "\n" not in err.value.line()
 
 
 def test_missing_files_name_the_variant_field(tmp_path):
     text = REAL.read_text(encoding="utf-8").replace("ncu_written_raw.csv.gz", "ncu_missing.csv.gz")
-    path = write(tmp_path / "r", text)
-    (tmp_path / "r" / "v1").mkdir()
+    path = write(tmp_path / "reports" / "r", text)
+    (tmp_path / "reports" / "r" / "v1").mkdir()
     for name in ("trace_fused.json.xz", "ncu_fused_raw.csv.gz", "trace_written.json.xz"):
-        (tmp_path / "r" / "v1" / name).write_bytes(b"")
-    config = report_config.read(path)
+        (tmp_path / "reports" / "r" / "v1" / name).write_bytes(b"")
+    cat = Catalog(tmp_path, project.settings().codes)
     with pytest.raises(UserError, match=r"variants\.written\.metrics: .*ncu_missing\.csv\.gz not found") as err:
-        report_config.files(tmp_path / "r", config)
+        model.inputs(cat, {"report": "r", "version": "v1"})
     assert str(path) in err.value.line()
 
 
-def test_highest_version_is_the_default(tmp_path):
-    path = write(tmp_path / "r", REAL.read_text(encoding="utf-8"))
-    for v in ("v1", "v2", "v10", "draft"):
-        (tmp_path / "r" / v).mkdir()
-    assert report_config.version_dir(tmp_path / "r", report_config.read(path)).name == "v10"
+def test_versions_latest_first_and_only_vN_folders(tmp_path):
+    write(tmp_path / "reports" / "r", REAL.read_text(encoding="utf-8"))
+    for v in ("v1", "v2", "v10", "draft", "v0", "v02"):
+        (tmp_path / "reports" / "r" / v).mkdir()
+    cat = Catalog(tmp_path)
+    assert cat.versions("r") == ["v10", "v2", "v1"]
+    assert cat.ref("r").version == "v10"
+    with pytest.raises(UserError, match=r"report 'r' has no version 'v3'"):
+        cat.ref("r", "v3")
 
 
 def test_unknown_report_and_unknown_hardware_in_the_model(tmp_path):
     data = tmp_path / "data"
-    with pytest.raises(UserError, match="report configuration not found"):
-        kernel_profile.inputs(data, {"report": "nope"})
+    data.mkdir()
+    with pytest.raises(UserError, match="unknown report 'nope'"):
+        project.compute(MODEL, {"report": "nope"}, data)
     text = REAL.read_text(encoding="utf-8").replace("hardware: h100-sxm", "hardware: h999")
     write(data / "reports" / "r", text)
     (data / "reports" / "r" / "v1").mkdir()
+    for name in ("trace_fused.json.xz", "ncu_fused_raw.csv.gz", "trace_written.json.xz", "ncu_written_raw.csv.gz"):
+        (data / "reports" / "r" / "v1" / name).write_bytes(b"")
     with pytest.raises(UserError, match=r"hardware: .*h999\.yml not found"):
-        kernel_profile.compute([], data, {"report": "r"})
+        project.compute(MODEL, {"report": "r"}, data)

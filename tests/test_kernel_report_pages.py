@@ -98,7 +98,7 @@ def test_top_table_rows_follow_the_trace(built_site):
     grand = sum(totals.values())
     page = main(built_site.html(EN))
     table = re.split(r"<h2[^>]*>", page)[3].split("</table>", 1)[0]
-    rows = re.findall(r"<tr>(.*?)</tr>", table, re.S)[1:]
+    rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.S)[1:]
     assert len(rows) == len(ranked)
     for i, (row, name) in enumerate(zip(rows, ranked), 1):
         cells = [text_of(c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]

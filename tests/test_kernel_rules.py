@@ -7,10 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from generators import vocab
 from generators.analysis.demangled import short_name
 from generators.analysis.kernel_names import element_type, name_table
 from generators.errors import UserError
 from generators.readers import kernel_rules, kineto
+from tests import project
 
 ROOT = Path(__file__).resolve().parents[1]
 RULES = ROOT / "data" / "rules" / "kernels.yml"
@@ -31,9 +33,9 @@ def write(tmp_path: Path, body: str) -> Path:
 
 
 def test_project_rules_load():
-    rules = kernel_rules.read(RULES)
+    rules = kernel_rules.read(RULES, project.settings().codes)
     assert len(rules.rules) > 40
-    assert {r.category for r in rules.rules} <= set(kernel_rules.CATEGORIES)
+    assert {r.category for r in rules.rules} <= set(vocab.CATEGORIES)
 
 
 @pytest.mark.parametrize(
@@ -45,12 +47,13 @@ def test_project_rules_load():
         (GOOD_RULE.replace('zh: "d"', 'zh: "a { b"'), r"rules\[0\]\.description\.zh"),
         (GOOD_RULE.replace("    library: cuBLASLt\n", ""), r"library"),
         (GOOD_RULE + "    colour: red\n", r"colour"),
+        (GOOD_RULE.replace('zh: "d"', 'fr: "d"'), r"\$\.rules\[0\]\.description: no text for language\(s\) \['zh'\]"),
     ],
 )
 def test_bad_rules_are_one_line_errors_naming_the_rule(tmp_path, body, message):
     path = write(tmp_path, body)
     with pytest.raises(UserError) as err:
-        kernel_rules.read(path)
+        kernel_rules.read(path, project.settings().codes)
     line = err.value.line()
     assert "\n" not in line and line.startswith(f"error: {path}: ")
     assert re.search(message, line), line
@@ -85,14 +88,14 @@ def test_first_match_wins_and_templates_are_filled():
     }
     table = name_table(names.values(), rules).set_index("name")
     split, plain = table.loc[names["split"]], table.loc[names["plain"]]
-    assert split["name_en"] == "cuBLASLt GEMM, split-K (nvjet, tile 64x8, TNT)"
-    assert plain["name_en"] == "cuBLASLt GEMM (nvjet, tile 64x8, TNT)"
-    assert table.loc[names["add"], "name_en"] == "Add (bf16)"
-    assert table.loc[names["add"], "name_zh"] == "加法（bf16）"
-    assert table.loc[names["scalar_add"], "name_en"] == "Add scalar (bf16)"
+    assert split["label"]["en"] == "cuBLASLt GEMM, split-K (nvjet, tile 64x8, TNT)"
+    assert plain["label"]["en"] == "cuBLASLt GEMM (nvjet, tile 64x8, TNT)"
+    assert table.loc[names["add"], "label"]["en"] == "Add (bf16)"
+    assert table.loc[names["add"], "label"]["zh"] == "加法（bf16）"
+    assert table.loc[names["scalar_add"], "label"]["en"] == "Add scalar (bf16)"
     other = table.loc[names["unknown"]]
     assert (other["category"], other["rule"], other["library"]) == ("other", -1, "")
-    assert other["name_en"] == other["name_zh"] == "frobnicate"
+    assert other["label"] == {} and other["short_name"] == "frobnicate"  # pages show the short name
     # an empty {dtype} leaves no empty brackets behind, in either language
     fill = name_table(
         [
@@ -101,7 +104,7 @@ def test_first_match_wins_and_templates_are_filled():
         ],
         rules,
     ).iloc[0]
-    assert (fill["name_en"], fill["name_zh"]) == ("Fill", "填充")
+    assert fill["label"] == {"en": "Fill", "zh": "填充"}
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,4 @@
-"""Kineto reader against the real traces in ../shared/fixtures/kineto.
+"""Kineto reader against the real traces in tests/fixtures/kineto.
 
 Every expected value is computed here from the file itself with the standard library
 (``json`` with ``Decimal`` for numbers), independently of the reader's code path.

@@ -88,10 +88,10 @@ def created(project) -> subprocess.CompletedProcess:
         str(project / "raw"),
         "--root",
         str(project),
-        "--title-en",
-        "A copy of the decode report",
-        "--title-zh",
-        "解码报告的副本",
+        "--title",
+        "en=A copy of the decode report",
+        "--title",
+        "zh=解码报告的副本",
     )
 
 
@@ -108,9 +108,10 @@ def test_creates_data_config_pages_and_nav(project, created):
     assert fused["attention_ranges"] == ["aten::scaled_dot_product_attention"] and fused["timing"] == "fused"
     for lang, title in (("en", "A copy of the decode report"), ("zh", "解码报告的副本")):
         page = (project / "docs" / lang / "reports" / "decode-copy.md").read_text(encoding="utf-8")
-        assert page.startswith(f"# {title}\n") and '{% set report = "decode-copy" %}' in page
+        assert page.startswith(f"---\nreport: decode-copy\n---\n\n# {title}\n")
         for unit in UNITS:
-            assert f'unit("kernel_profile.{unit}", report=report)' in page, (lang, unit)
+            assert f'unit("kernel_profile.{unit}")' in page, (lang, unit)
+        assert "__" not in page, "a template placeholder was left"
     nav = yaml.safe_load(re.sub(r"!ENV \[[^\]]*\]", "x", (project / "mkdocs.yml").read_text(encoding="utf-8")))
     reports = next(item["Reports"] for item in nav["nav"] if isinstance(item, dict) and "Reports" in item)
     assert reports[-1] == "reports/decode-copy.md"
@@ -135,6 +136,7 @@ def test_refuses_to_overwrite(project, created):
             r"error: \S+trace_fused\.json\.xz: no range named 'prefil'",
         ),
         (["fresh", "--from", "{raw}", "--hardware", "h999"], r"error: \S+h999\.yml: hardware file not found"),
+        (["fresh", "--from", "{raw}", "--title", "fr=Bonjour"], r"error: --title 'fr=Bonjour': write LANG=TEXT"),
     ],
 )
 def test_bad_input_is_one_line_and_writes_nothing(project, created, args, message):
@@ -164,6 +166,20 @@ def test_the_site_builds_with_the_new_report(project, created, built_site):
         main = page.split('<article class="md-content__inner', 1)[1]
         assert len(re.findall(r"<h2", main)) == 11, lang
         assert main.count("<table") >= 8 and len(re.findall(r'<img [^>]*\.svg"', main)) >= 15
+        # nothing of the template's header comment (or any template text) reaches the page
+        text = re.sub(r"<[^>]+>", " ", main)
+        for leak in (
+            "FACT",
+            "new-report",
+            "generators/kinds",
+            "report=report",
+            "#}",
+            "{#",
+            "-->",
+            "__TITLE__",
+            "__REPORT__",
+        ):
+            assert leak not in text, (lang, leak)
 
 
 def test_nav_gets_a_reports_section_when_it_has_none():

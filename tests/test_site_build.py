@@ -102,8 +102,8 @@ def test_every_image_referenced_by_a_page_exists(built_site):
 
 
 def test_figures_are_per_language_svg_with_chinese_labels(built_site):
-    en = (built_site.site / "assets/figures/hardware-roofline-bf16.svg").read_bytes()
-    zh = (built_site.site / "zh/assets/figures/hardware-roofline-bf16.svg").read_bytes()
+    en = (built_site.site / "assets/figures/ps--hardware--hardware-roofline--roofline-bf16.svg").read_bytes()
+    zh = (built_site.site / "zh/assets/figures/ps--hardware--hardware-roofline--roofline-bf16.svg").read_bytes()
     assert en.startswith(b"<?xml") and b"<svg" in en[:400] and en != zh
     for svg in (en, zh):
         assert b"<dc:date>" not in svg, "figures must not carry a timestamp"

@@ -8,27 +8,32 @@ from pathlib import Path
 import pytest
 
 from generators.cache import ResultCache, code_digest, module_closure
+from generators.catalog import Catalog
 from generators.errors import UserError
-from generators.render.fragment import Fragment
+from generators.pieces import Fragment, Markdown
 from generators.sections.runner import Runner
-from generators.sections.spec import Model, Unit
+from generators.spec import Model, Unit
+from tests import project
 
-LOCALES = Path(__file__).resolve().parents[1] / "locales"
 CALLS: list[str] = []
 
 
-def _inputs(data_dir: Path, options: dict) -> list[Path]:
-    return sorted((data_dir / "in").glob("*.txt"))
+def _inputs(cat: Catalog, options: dict) -> list[Path]:
+    return sorted((cat.root / "in").glob("*.txt"))
 
 
-def _compute(files: list[Path], data_dir: Path, options: dict) -> str:
+def _compute(cat: Catalog, options: dict) -> str:
     CALLS.append("compute")
-    return "".join(p.read_text() for p in files)
+    return "".join(p.read_text() for p in _inputs(cat, options))
 
 
 def render_upper(result: str, tr, options: dict) -> Fragment:
     CALLS.append(f"render-{tr.language}")
-    return Fragment(result.upper())
+    return Fragment((Markdown(result.upper()),))
+
+
+def text(fragment: Fragment) -> str:
+    return fragment.pieces[0].text
 
 
 MODEL = Model(name="test-model", inputs=_inputs, compute=_compute)
@@ -46,13 +51,14 @@ def data(tmp_path):
 
 def runner(data: Path, cache: Path) -> Runner:
     """A new runner per 'build', sharing the cache folder (as builds share .cache/)."""
-    return Runner(data, LOCALES, ResultCache(cache))
+    settings = project.settings()
+    return Runner(settings, Catalog(data, settings.codes), ResultCache(cache))
 
 
 def test_a_model_runs_once_and_then_comes_from_the_cache(data, tmp_path):
     cache = tmp_path / "cache"
-    assert runner(data, cache).fragment(UNIT, {}, "en").markdown == "ALPHA"
-    assert runner(data, cache).fragment(UNIT, {}, "en").markdown == "ALPHA"
+    assert runner(data, cache).fragment(UNIT, {}, "en").pieces[0].text == "ALPHA"
+    assert runner(data, cache).fragment(UNIT, {}, "en").pieces[0].text == "ALPHA"
     assert CALLS == ["compute", "render-en"]
 
 
@@ -69,9 +75,9 @@ def test_changing_an_input_reruns_the_model_and_its_units(data, tmp_path):
     cache = tmp_path / "cache"
     runner(data, cache).fragment(UNIT, {}, "en")
     (data / "in" / "a.txt").write_text("beta")
-    assert runner(data, cache).fragment(UNIT, {}, "en").markdown == "BETA"
+    assert runner(data, cache).fragment(UNIT, {}, "en").pieces[0].text == "BETA"
     (data / "in" / "b.txt").write_text("gamma")  # a new input file counts too
-    assert runner(data, cache).fragment(UNIT, {}, "en").markdown == "BETAGAMMA"
+    assert runner(data, cache).fragment(UNIT, {}, "en").pieces[0].text == "BETAGAMMA"
     assert CALLS == ["compute", "render-en"] * 3
     assert len(list((cache / "results").rglob("*.pickle"))) == 1, "older entries of a slot are removed"
 

@@ -1,0 +1,154 @@
+"""Generated tables and figures in a real browser (Chromium, Playwright), on every report page
+and the hardware reference, in both languages:
+
+* every generated table sorts when its numeric header is clicked (tablesort, vendored);
+* every generated table links a CSV whose rows and numbers equal the table's: each numeric
+  cell is the CSV's base-unit value scaled and rounded as its column's display unit says
+  (``data-unit`` on the header), each text cell the CSV's text;
+* every figure opens in the zoom overlay (glightbox) when clicked.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+
+import pytest
+
+from generators.render.units import UNITS
+from tests.browser_helpers import chromium, needs_chromium, recording_page, serve
+from tests.test_browser_site import built_report_pages
+
+DASH = "—"
+
+
+@pytest.fixture(scope="module")
+def pages(built_site) -> list[str]:
+    out = ["hardware/", "zh/hardware/"]
+    for en, zh in built_report_pages(built_site.site):
+        out += [en, zh]
+    return out
+
+
+@pytest.fixture(scope="module")
+def browser_page(built_site):
+    with serve(built_site.site) as url, chromium() as browser, recording_page(browser, url) as page:
+        page.base = url
+        yield page
+
+
+TABLES_JS = """() => [...document.querySelectorAll("article .ps-table")].map(box => {
+  const t = box.querySelector("table");
+  const link = [...document.querySelectorAll("a.ps-csv")].find(a => a.href.endsWith("/" + box.id + ".csv"));
+  return {id: box.id, csv: link ? link.href : null,
+          head: [...t.tHead.rows[0].cells].map(c => ({text: c.textContent, unit: c.dataset.unit ?? null})),
+          rows: [...t.tBodies[0].rows].map(r => ({id: r.id, cells: [...r.cells].map(c => c.textContent)}))};
+})"""
+
+
+def _numbers_agree(shown: str, value: str, unit: str) -> bool:
+    """A numeric cell shows its CSV base-unit value scaled to the column's display unit and
+    rounded to its digits (babel rounds half to even, so a tie may go either way)."""
+    if value == "":
+        return shown == DASH
+    u = UNITS[unit]
+    scaled = float(value) * u.scale
+    text = _plain(shown).replace(",", "")
+    digits = len(text.split(".")[1]) if "." in text else 0
+    return digits == u.digits and abs(float(text) - scaled) <= 0.5 * 10**-digits * (1 + 1e-9) + 1e-12
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"[%\s]", "", text)
+
+
+NUMBER = re.compile(r"-?[0-9][0-9,]*(?:\.([0-9]+))?")
+ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+def _text_cell_matches(shown: str, value: str) -> bool:
+    """A text cell: the CSV holds its text; or, for a number whose unit the row names
+    ("Memory (GB)"), that number; or an ISO date the page shows in its locale's format."""
+    text = " ".join(shown.split())
+    if text == " ".join(value.split()) or (value == "" and text == DASH) or ISO_DATE.match(value):
+        return True
+    try:
+        number = float(value)
+    except ValueError:
+        return False
+    m = NUMBER.search(shown)
+    return bool(m) and m.group(0) == f"{number:,.{len(m.group(1) or '')}f}"
+
+
+@needs_chromium
+def test_every_table_has_a_csv_with_the_same_rows_and_numbers(browser_page, pages):
+    page, checked, wrong = browser_page, 0, []
+    for path in pages:
+        page.goto(f"{page.base}/{path}", wait_until="load")
+        tables = page.evaluate(TABLES_JS)
+        assert tables, path
+        for t in tables:
+            if t["csv"] is None:
+                wrong.append(f"{path} {t['id']}: no CSV link")
+                continue
+            body = page.request.get(t["csv"]).text()
+            rows = list(csv.reader(io.StringIO(body)))
+            if len(rows) - 1 != len(t["rows"]) or len(rows[0]) != len(t["head"]):
+                wrong.append(f"{path} {t['id']}: CSV {len(rows) - 1}x{len(rows[0])}, table {len(t['rows'])} rows")
+                continue
+            for row, line in zip(t["rows"], rows[1:]):
+                for col, cell, value in zip(t["head"], row["cells"], line):
+                    shown = cell.strip()
+                    if col["unit"] and not _numbers_agree(shown, value, col["unit"]):
+                        wrong.append(f"{path} {row['id']}: shows {shown!r}, CSV {value!r} ({col['unit']})")
+                    elif not col["unit"] and not _text_cell_matches(shown, value):
+                        wrong.append(f"{path} {row['id']}: shows {shown!r}, CSV {value!r}")
+                    checked += 1
+    assert checked > 500
+    assert wrong == [], "\n".join(wrong[:20])
+
+
+@needs_chromium
+def test_every_table_sorts_by_its_numeric_columns(browser_page, pages):
+    page, sorted_columns, wrong = browser_page, 0, []
+    for path in pages:
+        page.goto(f"{page.base}/{path}", wait_until="load")
+        for box in page.locator("article .ps-table").all():
+            headers = box.locator("th[data-sort-method=number]")
+            rows = box.locator("tbody tr").count()
+            if headers.count() == 0 or rows < 2:
+                continue
+            th = headers.first
+            index = th.evaluate("th => th.cellIndex")
+            for _ in range(2):  # both directions
+                th.click()
+                values = box.evaluate(
+                    f"b => [...b.querySelectorAll('tbody tr')].map(r => r.cells[{index}].dataset.sort)"
+                )
+                numbers = [float(v) for v in values if v not in ("", None)]
+                if not (numbers == sorted(numbers) or numbers == sorted(numbers, reverse=True)):
+                    wrong.append(f"{path} {box.get_attribute('id')}: column {index} not sorted: {numbers[:6]}")
+            sorted_columns += 1
+    assert sorted_columns > 20
+    assert wrong == [], "\n".join(wrong)
+    assert page.problems == []
+
+
+@needs_chromium
+def test_every_figure_zooms(browser_page, pages):
+    page, zoomed = browser_page, 0
+    for path in pages:
+        page.goto(f"{page.base}/{path}", wait_until="load")
+        links = page.locator("article figure.ps-figure a.glightbox")
+        assert links.count() == page.locator("article figure.ps-figure").count(), path
+        for i in range(links.count()):
+            links.nth(i).click()
+            overlay = page.locator(".glightbox-container .gslide.current img")
+            overlay.wait_for(state="visible", timeout=5_000)
+            assert overlay.evaluate("img => img.naturalWidth") > 0, (path, i)
+            page.keyboard.press("Escape")
+            page.locator(".glightbox-container").wait_for(state="detached", timeout=5_000)
+            zoomed += 1
+    assert zoomed >= 30
+    assert page.problems == []
