@@ -34,8 +34,8 @@ sorted by path; ``rank`` from the trace's ``distributedInfo``, else the file nam
 the position (``rank_from`` says which); ``median`` is ``"exact"``. A file that cannot
 be read is listed under ``failed`` and as ``error: <path>: <what>`` on stderr, the others
 are summarised, and the exit code is 1; when no file can be read, it is 2 and stdout
-stays empty. One file given as such (not a directory or pattern) keeps the one-file
-output and is never cached: it is decoded directly.
+stays empty. One file given as such (not a directory or pattern, and no ``--scheduler``)
+keeps the one-file output and is never cached: it is decoded directly.
 """
 
 from __future__ import annotations
@@ -241,7 +241,7 @@ def run(args) -> int:
 
     from generators.distributed import paths
 
-    if paths.is_many([str(p) for p in args.paths]):
+    if args.scheduler is not None or paths.is_many([str(p) for p in args.paths]):
         doc, failures = summarize_many(args)
         for f in failures:
             print(f"error: {f.path}: {f.error}", file=sys.stderr)

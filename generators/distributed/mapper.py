@@ -47,7 +47,7 @@ class FilePartial:
     devices: list[ra.DeviceActivity] | None = None
     ranges: list[ra.RangeTotals] | None = None
     comm_kernels: dict | None = None
-    schema_version: int = SCHEMA_VERSION + kp.SCHEMA_VERSION * 1000
+    schema_version: int = SCHEMA_VERSION  # kernel_partial.SCHEMA_VERSION is in the cache key's code digest
 
 
 @dataclass(frozen=True)
