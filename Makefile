@@ -54,7 +54,17 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-bench: $(STAMP)
+# Holistic Trace Analysis, for comparison in `make bench` only: its own venv (its
+# dependencies, jupyterlab among them, stay out of the project's), pinned.
+HTA_VENV  := .venv-hta
+HTA_STAMP := $(HTA_VENV)/.installed
+
+$(HTA_STAMP): bench/requirements-hta.lock
+	test -x $(HTA_VENV)/bin/python || $(PYTHON) -m venv $(HTA_VENV)
+	$(HTA_VENV)/bin/python -m pip install -q --disable-pip-version-check -r bench/requirements-hta.lock
+	touch $@
+
+bench: $(STAMP) $(HTA_STAMP)
 	$(BIN)/python -m bench
 
 # On a GPU machine: run every workload under the profilers and write into data/.

@@ -13,7 +13,8 @@ import importlib
 import sys
 
 BENCHMARKS = [
-    "bench.kineto",  # Kineto trace kernel summary vs gzip -dc; peak RSS
+    "bench.kineto",  # Kineto trace kernel summary (whole, and --range) vs gzip -dc; peak RSS
+    "bench.kineto_many",  # 4/8/16 ranks: 1 vs N processes vs Dask; per-trace cost; vs Holistic Trace Analysis
     "bench.nsys_sqlite",  # nsys SQLite kernel summary vs bare sqlite3 GROUP BY
 ]
 

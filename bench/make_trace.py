@@ -30,7 +30,11 @@ def _events_text(raw: bytes) -> tuple[bytes, bytes, bytes]:
 
 
 def make(source: Path, target: Path, target_bytes: int) -> None:
-    raw = gzip.decompress(source.read_bytes())
+    """Write ``target`` (gzip): ``source`` (plain, gzip or xz) with its events repeated
+    until the JSON text is about ``target_bytes``."""
+    from generators.readers.sources import read_all
+
+    raw = read_all(source)
     head, events, tail = _events_text(raw)
     doc = json.loads(raw)
     ts = [Decimal(str(e["ts"])) for e in doc["traceEvents"] if isinstance(e.get("ts"), (int, float))]

@@ -26,13 +26,19 @@ The same rules are implemented for nsys SQLite exports directly in SQL + numpy b
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas is imported by the functions on tables: the numpy core stays light
+    import pandas as pd
 
 
 def range_names(ranges: pd.DataFrame, limit: int = 5) -> list[str]:
     """The most frequent range names (annotations before operators, ties by name), for
     messages about unknown names."""
+    import pandas as pd
+
     names = ranges["name"].astype(str)
     ops = (ranges["category"].astype(str) == "cpu_op") if "category" in ranges else pd.Series(False, names.index)
     counts = pd.DataFrame({"name": names, "op": ops}).groupby("name", sort=False)["op"].agg(["size", "all"])
@@ -55,16 +61,36 @@ def _ints(col: pd.Series) -> np.ndarray:
     return col.astype("Int64").fillna(-1).to_numpy(np.int64)
 
 
-def _keys(ranges: pd.DataFrame, kernels: pd.DataFrame, same_thread: bool) -> tuple[np.ndarray, np.ndarray]:
-    """One integer per row for (pid) or (pid, tid), comparable between the two tables."""
-    pid = np.concatenate([_ints(ranges["pid"]), _ints(kernels["launch_pid"])])
-    tid = (
-        np.concatenate([_ints(ranges["tid"]), _ints(kernels["launch_tid"])])
-        if same_thread
-        else np.zeros(len(pid), dtype=np.int64)
-    )
-    codes, _ = pd.MultiIndex.from_arrays([pid, tid]).factorize()
-    return codes[: len(ranges)], codes[len(ranges) :]
+def thread_keys(range_pid, range_tid, kernel_pid, kernel_tid, same_thread: bool) -> tuple[np.ndarray, np.ndarray]:
+    """One integer per row for (pid) or (pid, tid), comparable between ranges and kernels
+    (int64 arrays, -1 where unknown)."""
+    n = len(range_pid)
+    pid = np.concatenate([range_pid, kernel_pid]).astype(np.int64)
+    if not same_thread:
+        return pid[:n], pid[n:]
+    tid = np.concatenate([range_tid, kernel_tid]).astype(np.int64)
+    pids, pcode = np.unique(pid, return_inverse=True)
+    _, tcode = np.unique(tid, return_inverse=True)
+    codes = pcode.reshape(-1) * (int(tcode.max(initial=0)) + 1) + tcode.reshape(-1)
+    return codes[:n], codes[n:]
+
+
+def launched_in(
+    kernel_key: np.ndarray, launch_ns: np.ndarray, known: np.ndarray, range_key, starts, ends
+) -> np.ndarray:
+    """Boolean mask: the kernel's launch time lies in a window (start <= t <= end) of
+    its own key (process, or thread). numpy only: per key, the windows are merged and
+    each launch time found with one ``searchsorted``."""
+    mask = np.zeros(len(kernel_key), dtype=bool)
+    if not len(range_key) or not known.any():
+        return mask
+    for key in np.unique(range_key):
+        ws, we = _merged(starts[range_key == key], ends[range_key == key])
+        rows = np.flatnonzero(known & (kernel_key == key))
+        t = launch_ns[rows]
+        i = np.searchsorted(ws, t, side="right") - 1
+        mask[rows] = (i >= 0) & (t <= we[np.maximum(i, 0)])
+    return mask
 
 
 def in_range(kernels: pd.DataFrame, ranges: pd.DataFrame, name: str, same_thread: bool = False) -> np.ndarray:
@@ -74,17 +100,12 @@ def in_range(kernels: pd.DataFrame, ranges: pd.DataFrame, name: str, same_thread
     needs ``name``, ``start_ns``, ``end_ns``, ``pid``, ``tid`` (timeline schemas).
     """
     sel = ranges[ranges["name"].astype(str) == name]
-    mask = np.zeros(len(kernels), dtype=bool)
     launch = kernels["launch_start_ns"]
     known = launch.notna().to_numpy()
     if sel.empty or not known.any():
-        return mask
-    rkey, kkey = _keys(sel, kernels, same_thread)
-    t = launch.fillna(0).to_numpy(np.int64)
+        return np.zeros(len(kernels), dtype=bool)
+    rkey, kkey = thread_keys(
+        _ints(sel["pid"]), _ints(sel["tid"]), _ints(kernels["launch_pid"]), _ints(kernels["launch_tid"]), same_thread
+    )
     starts, ends = sel["start_ns"].to_numpy(np.int64), sel["end_ns"].to_numpy(np.int64)
-    for key in np.unique(rkey):
-        ws, we = _merged(starts[rkey == key], ends[rkey == key])
-        rows = np.flatnonzero(known & (kkey == key))
-        i = np.searchsorted(ws, t[rows], side="right") - 1
-        mask[rows] = (i >= 0) & (t[rows] <= we[np.maximum(i, 0)])
-    return mask
+    return launched_in(kkey, launch.fillna(0).to_numpy(np.int64), known, rkey, starts, ends)

@@ -65,7 +65,7 @@ def _pct(part, whole):
     return 100.0 * part / whole if whole else part * 0.0
 
 
-def _sorted(cols: dict, grand: int) -> dict:
+def sorted_columns(cols: dict, grand: int) -> dict:
     cols["pct"] = _pct(cols["total_ns"].astype(np.float64), grand)
     order = sorted(range(len(cols["name"])), key=lambda i: (-int(cols["total_ns"][i]), cols["name"][i]))
     idx = np.array(order, dtype=np.int64)
@@ -97,7 +97,7 @@ def summarize_durations(names: Sequence[str], dur_ns: np.ndarray) -> KernelSumma
         "min_ns": d[starts],
         "max_ns": d[starts + counts - 1],
     }
-    return KernelSummary(_sorted(cols, grand), int(len(d)), grand)
+    return KernelSummary(sorted_columns(cols, grand), int(len(d)), grand)
 
 
 def summarize(kernels) -> KernelSummary:
@@ -110,4 +110,4 @@ def from_table(table) -> KernelSummary:
     columns: add ``pct``, sort, total."""
     cols = {c: (table[c].astype(str).tolist() if c == "name" else table[c].to_numpy()) for c in COLUMNS if c != "pct"}
     grand = int(cols["total_ns"].sum())
-    return KernelSummary(_sorted(cols, grand), int(cols["instances"].sum()), grand)
+    return KernelSummary(sorted_columns(cols, grand), int(cols["instances"].sum()), grand)

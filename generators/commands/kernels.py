@@ -1,7 +1,8 @@
-"""``python -m generators kernels PATH [--range NAME] [--top N] [--json] [--same-thread]``.
+"""``python -m generators kernels PATH... [--range NAME] [--top N] [--json] [--same-thread]
+[--jobs N] [--scheduler ADDRESS|local] [--cache-dir DIR | --no-cache]``.
 
 Kernel summary of a Kineto trace, an nsys SQLite export or an ``nsys stats`` CSV.
-With ``--json``, one object::
+With one file and ``--json``, one object::
 
     {"source": {"path", "format"}, "range", "kernel_count", "total_ns", "coverage_pct",
      "kernels": [{"name", "instances", "total_ns", "avg_ns", "median_ns", "min_ns",
@@ -16,6 +17,25 @@ profiler wrote it, times in ns (``avg_ns`` and ``median_ns`` may be x.5 or fract
 ``--range NAME``: kernels whose launching API call started inside any range called
 NAME (see ``generators.analysis.attribution`` for the rule and ``--same-thread``).
 The whole result is computed before anything is printed: an error leaves stdout empty.
+
+**Many files** (several PATHs, a directory or a glob; ``distributed.paths``): each file
+is mapped to a partial result (``distributed.mapper``), cached per file
+(``distributed.cache``; ``--cache-dir``, ``--no-cache``), in a process pool of ``--jobs``
+processes (default: the machine's cores) or on Dask (``--scheduler``), and the partials
+are reduced exactly (``analysis.kernel_partial``): counts, sums, minima, maxima and
+medians are those of all the kernels together, whichever way the map ran. The JSON
+object then has ``sources`` instead of ``source``::
+
+    {"sources": [{"path", "format", "rank", "rank_from", "kernel_count", "total_ns"}],
+     "failed": [{"path", "error"}], "range", "median", "kernel_count", "total_ns",
+     "coverage_pct", "kernels": [...as above...]}
+
+sorted by path; ``rank`` from the trace's ``distributedInfo``, else the file name, else
+the position (``rank_from`` says which); ``median`` is ``"exact"``. A file that cannot
+be read is listed under ``failed`` and as ``error: <path>: <what>`` on stderr, the others
+are summarised, and the exit code is 1; when no file can be read, it is 2 and stdout
+stays empty. One file given as such (not a directory or pattern, and no ``--scheduler``)
+keeps the one-file output and is never cached: it is decoded directly.
 """
 
 from __future__ import annotations
@@ -28,7 +48,11 @@ HELP = "kernel summary (per kernel name) of a Kineto trace or an nsys export (SQ
 
 def add_arguments(parser) -> None:
     parser.add_argument(
-        "path", help="Kineto trace (.json, gzip or xz), nsys .sqlite, or nsys stats cuda_gpu_kern_sum CSV"
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="Kineto trace (.json, gzip or xz), nsys .sqlite, or nsys stats cuda_gpu_kern_sum CSV; "
+        "several files, a directory or a glob for a summary over all of them",
     )
     parser.add_argument(
         "--range", metavar="NAME", dest="range_name", help="only kernels launched inside ranges with exactly this name"
@@ -38,6 +62,18 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--same-thread", action="store_true", help="NVIDIA's rule: the launching call must be on the range's own thread"
     )
+    parser.add_argument(
+        "--jobs", metavar="N", type=_positive, help="processes for many files (default: the machine's cores)"
+    )
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="run the map on a Dask cluster (e.g. tcp://host:8786; workers read the same paths), "
+        "or 'local' for a distributed.LocalCluster of --jobs workers",
+    )
+    cache = parser.add_mutually_exclusive_group()
+    cache.add_argument("--cache-dir", metavar="DIR", help="where per-file partial results are cached (many files)")
+    cache.add_argument("--no-cache", action="store_true", help="do not read or write cached partial results")
 
 
 def _positive(text: str) -> int:
@@ -69,8 +105,12 @@ def summarize_file(path: str, range_name: str | None, same_thread: bool):
         return fmt, ks.from_table(s.table())
     if fmt not in detect.TIMELINE_READERS:
         raise UserError(path, f"{fmt} has no kernel timeline: use `python -m generators ncu` for it")
-    if range_name is None and fmt == tl.KINETO:  # no tables needed: names and durations
-        return fmt, ks.summarize_durations(*detect.reader(fmt).kernel_durations(path))
+    if fmt == tl.KINETO:  # no tables: the columns the summary needs (readers.kineto_scan)
+        from generators.analysis import kernel_partial
+        from generators.distributed.mapper import MapOptions, map_file
+
+        partial = map_file(path, MapOptions(range_name=range_name, same_thread=same_thread))
+        return fmt, kernel_partial.summary(partial.kernels)
     if range_name is None:
         return fmt, ks.summarize(detect.reader(fmt).read(path).kernels)
     from generators.analysis import attribution
@@ -124,8 +164,13 @@ def render(doc: dict, width: int = 100) -> str:
     from tabulate import tabulate
 
     scope = f" in range {doc['range']!r}" if doc["range"] is not None else ""
+    if "sources" in doc:
+        n, failed = len(doc["sources"]), len(doc["failed"])
+        what = f"{n:,} files" + (f" ({failed:,} more could not be read)" if failed else "")
+    else:
+        what = f"{doc['source']['path']} ({doc['source']['format']})"
     head = (
-        f"{doc['source']['path']} ({doc['source']['format']}): {doc['kernel_count']:,} kernels{scope}, "
+        f"{what}: {doc['kernel_count']:,} kernels{scope}, "
         f"{_us(doc['total_ns'])} µs in total; listed: {len(doc['kernels'])} names, "
         f"{doc['coverage_pct']:.2f}% of the time"
     )
@@ -152,8 +197,59 @@ def render(doc: dict, width: int = 100) -> str:
     return head + "\n" + table
 
 
+def summarize_many(args) -> tuple[dict | None, list]:
+    """(JSON document or None when no file could be read, failures) for many files."""
+    from generators.analysis import kernel_partial
+    from generators.distributed import paths, ranks, run
+    from generators.distributed.cache import default_root
+    from generators.distributed.mapper import Failure, MapOptions
+
+    files, empty = paths.expand([str(p) for p in args.paths])
+    options = MapOptions(range_name=args.range_name, same_thread=args.same_thread)
+    cache_root = None if args.no_cache else str(args.cache_dir or default_root())
+    results = run.map_files(files, options, jobs=args.jobs, scheduler=args.scheduler, cache_root=cache_root)
+    failures = sorted(
+        [Failure(a, why) for a, why in empty] + [r for r in results if isinstance(r, Failure)], key=lambda f: f.path
+    )
+    done = [(p, r) for p, r in zip(files, results) if not isinstance(r, Failure)]
+    if not done:
+        return None, failures
+    summary = kernel_partial.reduce([r.kernels for _, r in done]).top(args.top)
+    sources = []
+    for i, (p, r) in enumerate(done):
+        rank, rank_from = ranks.rank_of(p, r, i)
+        sources.append(
+            {
+                "path": p,
+                "format": r.format,
+                "rank": rank,
+                "rank_from": rank_from,
+                "kernel_count": r.kernels.kernel_count,
+                "total_ns": r.kernels.sum_ns,
+            }
+        )
+    doc = document(None, None, args.range_name, summary)
+    doc = {"sources": sources, "failed": [{"path": f.path, "error": f.error} for f in failures]} | {
+        k: v for k, v in doc.items() if k != "source"
+    }
+    doc["median"] = "exact"
+    return doc, failures
+
+
 def run(args) -> int:
-    path = str(args.path)
+    import sys
+
+    from generators.distributed import paths
+
+    if args.scheduler is not None or paths.is_many([str(p) for p in args.paths]):
+        doc, failures = summarize_many(args)
+        for f in failures:
+            print(f"error: {f.path}: {f.error}", file=sys.stderr)
+        if doc is None:
+            return 2
+        print(json.dumps(doc, ensure_ascii=False) if args.json else render(doc))
+        return 1 if failures else 0
+    path = str(args.paths[0])
     fmt, summary = summarize_file(path, args.range_name, args.same_thread)
     doc = document(path, fmt, args.range_name, summary.top(args.top))
     print(json.dumps(doc, ensure_ascii=False) if args.json else render(doc))

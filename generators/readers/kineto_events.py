@@ -48,7 +48,8 @@ _CODE = {
     "user_annotation": 5,
     "cpu_op": 6,
 }
-CHUNK_BYTES = 4 << 20  # text decoded per msgspec call (small: freed memory is reused, fewer page faults)
+CHUNK_BYTES = 512 << 10  # text decoded per msgspec call: small, so a chunk's structs stay in the L2 cache
+# (readers.kineto_scan measured 256-512 KB chunks 1.4x faster to decode than 4 MB ones)
 _MISSING = msgspec.Raw(b"")  # usec.to_ns rejects it: "missing ts/dur"
 _NO_NAME = msgspec.Raw(b'""')
 _NO_ARGS_TEXT = msgspec.Raw(b"null")
