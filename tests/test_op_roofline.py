@@ -153,3 +153,14 @@ def test_measured_results_join_by_op_dtype_and_m(deepseek, gpus):
     hit = joined[joined["measured_s"].notna()]
     assert list(zip(hit["op"], hit["m"], hit["measured_s"])) == [("q_b_proj", 8, 2.5e-5)]
     assert rows["measured_s"].isna().all()  # the input is left alone
+
+
+def test_blackwell_entries_are_per_gpu_dense_figures(gpus):
+    # NVIDIA prints HGX B200 per 8 GPUs and GB200 per superchip (2 GPUs), both with sparsity:
+    # HGX B200 144 / 72 / 36 PFLOPS FP4 / FP8 / BF16; GB200 superchip 40 / 20 / 10 PFLOPS.
+    for gpu_id, per_unit, gpus_per_unit in (("b200", (144, 72, 36), 8), ("gb200", (40, 20, 10), 2)):
+        gpu = gpus[gpu_id]
+        for dtype, pflops in zip(("fp4", "fp8", "bf16"), per_unit):
+            assert gpu.peaks[dtype].dense_flop_per_s == pytest.approx(pflops * 1e15 / gpus_per_unit / 2)
+        assert gpu.memory_bandwidth_bytes_per_s.value == 8e12  # 64 TB/s per 8, 16 TB/s per superchip
+    assert (gpus["b200"].memory_capacity_gb.value, gpus["gb200"].memory_capacity_gb.value) == (180, 186)
