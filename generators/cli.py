@@ -22,6 +22,7 @@ COMMANDS = {
     "messages": "generators.commands.messages",
     "check-parity": "generators.commands.check_parity",
     "check-literals": "generators.commands.check_literals",
+    "roofline": "generators.commands.roofline",
 }
 
 

@@ -1,0 +1,173 @@
+"""The ops of one decoder step of a model, placed in its layers (formulas: ``llm_ops``).
+
+``step_ops(model, phase, tokens, kv_len, dtype)`` -> ``[Placed]``: each op with its scope,
+which says how often it runs in one step (``count``):
+
+* ``layer``: every layer (attention block, norms);
+* ``dense_layer``: the layers with the dense SwiGLU FFN (all of them in a dense model);
+* ``moe_layer``: the mixture-of-experts layers;
+* ``model``: once per step (embedding, final norm, output head);
+* ``absorbed``: not run (count 0), shown for reference: MLA's ``kv_b_proj`` in decode,
+  whose weights are folded into the two batched matmuls ``q_nope_w_kc`` and ``attn_w_vc``.
+
+Phases: ``decode`` is one new token for each of ``tokens`` sequences over a cache of
+``kv_len`` positions (absorbed MLA, as serving engines run it); ``prefill`` is one sequence
+of ``tokens`` new tokens (MLA written out: ``kv_b_proj`` expands the latent for every token,
+then attention with 128 query-key heads of 192 dimensions). The output head runs once per
+sequence (the logits of the last position), not for every prefill token.
+
+``dtype`` is the format of the linear layers' weights (projections, FFN, experts). The router
+gate, the output head and the absorbed-MLA matmuls keep BF16 weights, as DeepSeek's
+reference code does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generators.analysis import llm_ops as ops
+from generators.readers.llm_model import GqaSpec, MlaSpec, ModelSpec
+
+PHASES = ("decode", "prefill")
+SCOPES = ("layer", "dense_layer", "moe_layer", "model", "absorbed")
+
+
+@dataclass(frozen=True)
+class Placed:
+    scope: str
+    op: ops.Op
+
+
+def count(model: ModelSpec, scope: str) -> int:
+    """How many times an op of ``scope`` runs in one step."""
+    return {
+        "layer": model.num_layers,
+        "dense_layer": model.dense_layers,
+        "moe_layer": model.moe_layers,
+        "model": 1,
+        "absorbed": 0,
+    }[scope]
+
+
+def step_ops(model: ModelSpec, phase: str, tokens: int, kv_len: int, dtype: str) -> list[Placed]:
+    """Every op of one step: ``tokens`` = batch (decode) or sequence length (prefill)."""
+    if phase not in PHASES:
+        raise ValueError(f"unknown phase {phase!r}")
+    att = model.attention
+    if isinstance(att, MlaSpec):
+        block = _mla(model, att, phase, tokens, kv_len, dtype)
+    else:
+        block = _gqa(model, att, phase, tokens, kv_len, dtype)
+    placed = [Placed("layer", op) for op in block]
+    if model.dense_layers:
+        placed += [Placed("dense_layer", op) for op in _dense_ffn(model, tokens, dtype)]
+    if model.moe is not None and model.moe_layers:
+        placed += [Placed("moe_layer", op) for op in _moe_ffn(model, tokens, dtype)]
+    sequences = tokens if phase == "decode" else 1
+    h = model.hidden_size
+    placed += [
+        Placed("model", ops.embedding("embedding", tokens, h)),
+        Placed("model", ops.rmsnorm("final_norm", sequences, h)),
+        Placed("model", ops.gemm("lm_head", sequences, model.vocab_size, h, "bf16")),
+    ]
+    return placed + [Placed("absorbed", op) for op in _absorbed(model, phase, tokens, dtype)]
+
+
+def mla_projections(model: ModelSpec, att: MlaSpec, tokens: float, dtype: str) -> dict[str, ops.Op]:
+    """The four MLA projection GEMMs at ``tokens`` tokens."""
+    h, heads = model.hidden_size, att.num_heads
+    qk = att.qk_nope_head_dim + att.qk_rope_head_dim
+    return {
+        "fused_qkv_a_proj": ops.gemm(
+            "fused_qkv_a_proj", tokens, att.q_lora_rank + att.kv_lora_rank + att.qk_rope_head_dim, h, dtype
+        ),
+        "q_b_proj": ops.gemm("q_b_proj", tokens, heads * qk, att.q_lora_rank, dtype),
+        "kv_b_proj": ops.gemm(
+            "kv_b_proj", tokens, heads * (att.qk_nope_head_dim + att.v_head_dim), att.kv_lora_rank, dtype
+        ),
+        "o_proj": ops.gemm("o_proj", tokens, h, heads * att.v_head_dim, dtype),
+    }
+
+
+def _mla(model: ModelSpec, att: MlaSpec, phase: str, tokens: int, kv_len: int, dtype: str) -> list[ops.Op]:
+    h, heads, rope_dims = model.hidden_size, att.num_heads, att.qk_rope_head_dim
+    latent = att.kv_lora_rank + rope_dims  # cached per position: compressed KV + the shared RoPE key
+    proj = mla_projections(model, att, tokens, dtype)
+    head = [
+        ops.rmsnorm("input_layernorm", tokens, h),
+        proj["fused_qkv_a_proj"],
+        ops.rmsnorm("q_a_layernorm", tokens, att.q_lora_rank),
+        ops.rmsnorm("kv_a_layernorm", tokens, att.kv_lora_rank),
+        proj["q_b_proj"],
+    ]
+    rotate = ops.rope("rope", tokens, heads + 1, rope_dims)  # every query head and the one shared key
+    if phase == "decode":
+        middle = [
+            ops.gemm("q_nope_w_kc", tokens, att.kv_lora_rank, att.qk_nope_head_dim, "bf16", heads, "bmm"),
+            rotate,
+            ops.attention("mla_attention", tokens, 1, kv_len, heads, latent, att.kv_lora_rank, latent, latent),
+            ops.gemm("attn_w_vc", tokens, att.v_head_dim, att.kv_lora_rank, "bf16", heads, "bmm"),
+        ]
+    else:
+        qk = att.qk_nope_head_dim + rope_dims
+        kv_read = heads * (qk + att.v_head_dim)  # keys and values written out for every head
+        middle = [
+            proj["kv_b_proj"],
+            rotate,
+            ops.attention("attention", 1, tokens, tokens, heads, qk, att.v_head_dim, kv_read, latent),
+        ]
+    return head + middle + [proj["o_proj"], ops.rmsnorm("post_attention_layernorm", tokens, h)]
+
+
+def _gqa(model: ModelSpec, att: GqaSpec, phase: str, tokens: int, kv_len: int, dtype: str) -> list[ops.Op]:
+    h, heads, kvh, hd = model.hidden_size, att.num_heads, att.num_kv_heads, att.head_dim
+    batch, q_len, n = (tokens, 1, kv_len) if phase == "decode" else (1, tokens, tokens)
+    return [
+        ops.rmsnorm("input_layernorm", tokens, h),
+        ops.gemm("qkv_proj", tokens, (heads + 2 * kvh) * hd, h, dtype),
+        ops.rope("rope", tokens, heads + kvh, hd),
+        ops.attention("attention", batch, q_len, n, heads, hd, hd, 2 * kvh * hd, 2 * kvh * hd),
+        ops.gemm("o_proj", tokens, h, heads * hd, dtype),
+        ops.rmsnorm("post_attention_layernorm", tokens, h),
+    ]
+
+
+def _dense_ffn(model: ModelSpec, tokens: int, dtype: str) -> list[ops.Op]:
+    h, inter = model.hidden_size, model.intermediate_size
+    return [
+        ops.gemm("gate_up_proj", tokens, 2 * inter, h, dtype),
+        ops.silu_and_mul("silu_and_mul", tokens, inter),
+        ops.gemm("down_proj", tokens, h, inter, dtype),
+    ]
+
+
+def _moe_ffn(model: ModelSpec, tokens: int, dtype: str) -> list[ops.Op]:
+    moe, h = model.moe, model.hidden_size
+    shared = moe.shared_experts * moe.expert_intermediate_size
+    inter = moe.expert_intermediate_size
+    experts = ops.expected_active_experts(tokens, moe.routed_experts, moe.active_experts)
+    per_expert = ops.tokens_per_active_expert(tokens, moe.routed_experts, moe.active_experts)
+    routed = tokens * moe.active_experts
+    out = [
+        ops.gemm("router_gate", tokens, moe.routed_experts, h, "bf16"),
+        ops.router_topk("router_topk", tokens, moe.routed_experts, moe.active_experts),
+    ]
+    if shared:
+        out += [
+            ops.gemm("shared_gate_up_proj", tokens, 2 * shared, h, dtype),
+            ops.silu_and_mul("shared_silu_and_mul", tokens, shared),
+            ops.gemm("shared_down_proj", tokens, h, shared, dtype),
+        ]
+    return out + [
+        ops.gemm("experts_gate_up_proj", per_expert, 2 * inter, h, dtype, experts, "grouped_gemm"),
+        ops.silu_and_mul("experts_silu_and_mul", routed, inter),
+        ops.gemm("experts_down_proj", per_expert, h, inter, dtype, experts, "grouped_gemm"),
+        ops.weighted_sum("experts_combine", tokens, moe.active_experts + (1 if shared else 0), h),
+    ]
+
+
+def _absorbed(model: ModelSpec, phase: str, tokens: int, dtype: str) -> list[ops.Op]:
+    att = model.attention
+    if phase != "decode" or not isinstance(att, MlaSpec):
+        return []
+    return [mla_projections(model, att, tokens, dtype)["kv_b_proj"]]

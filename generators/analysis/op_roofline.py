@@ -1,0 +1,223 @@
+"""Ops of a model placed on one GPU's roofline: intensity, ridge, bound, predicted time.
+
+For an op with ``flops`` FLOPs and ``bytes`` bytes moved, on a GPU with the dense peak
+``P`` of the op's data type and the memory bandwidth ``BW`` (``data/hardware``):
+
+* intensity ``I = flops / bytes`` (FLOP/byte);
+* ridge ``R = P / BW`` (``analysis.hardware.ridge_point``);
+* bound: ``memory`` when ``I < R``, else ``compute``;
+* attainable throughput ``min(P, I × BW)``;
+* predicted time ``max(flops / P, bytes / BW)`` - the roofline's lower bound: every op alone,
+  at full bandwidth or full peak, no launch overhead, no overlap between ops.
+
+A step's time is the sum over ops of ``count × predicted_s``. The whole model runs on the
+one GPU (DeepSeek-V3 does not fit one: a deployment spreads the same work over several).
+
+``table(...)`` columns (``COLUMNS``): phase, size (batch in decode, sequence length in
+prefill), dtype of the linear weights (``weights``), scope and count (``llm_layers``), the
+op's shape and bytes (``llm_ops``), then the roofline columns and ``measured_s`` (null
+until a microbenchmark of the same op, dtype and m is joined by :func:`join_measured`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import pandas as pd
+
+from generators.analysis import llm_layers, llm_ops
+from generators.analysis.hardware import ridge_point
+from generators.errors import UserError
+from generators.readers.hardware import GpuSpec
+from generators.readers.llm_model import ModelSpec
+
+WEIGHT_DTYPES = tuple(llm_ops.WEIGHT_FORMATS)  # bf16, fp8, fp4
+COLUMNS = [
+    "phase",
+    "size",
+    "weights",
+    "scope",
+    "count",
+    "op",
+    "kind",
+    "dtype",
+    "peak_dtype",
+    "groups",
+    "m",
+    "n",
+    "k",
+    "flops",
+    "weight_bytes",
+    "act_bytes",
+    "kv_bytes",
+    "bytes",
+    "intensity",
+    "ridge",
+    "bound",
+    "attainable_flop_per_s",
+    "predicted_s",
+    "measured_s",
+]
+TOTAL_COLUMNS = ["phase", "size", "weights", "layer", "count", "flops", "bytes", "predicted_s", "per_token_s"]
+
+
+def peak_and_bandwidth(gpu: GpuSpec, dtype: str) -> tuple[float, float]:
+    """Dense peak FLOP/s of ``dtype`` and memory bytes/s; one-line error when missing."""
+    bandwidth = gpu.memory_bandwidth_bytes_per_s.value
+    if bandwidth is None:
+        raise UserError(gpu.path, "memory_bandwidth_gb_s: no value, so no roofline")
+    peak = gpu.peaks.get(dtype)
+    if peak is None:
+        raise UserError(gpu.path, f"peaks: no {dtype} peak for {gpu.short_name}; it has {', '.join(gpu.peaks)}")
+    return peak.dense_flop_per_s, bandwidth
+
+
+def place(op: llm_ops.Op, peak: float, bandwidth: float) -> dict:
+    """The roofline columns of one op."""
+    nbytes = op.bytes
+    intensity = op.flops / nbytes
+    ridge = ridge_point(peak, bandwidth)
+    return {
+        "intensity": intensity,
+        "ridge": ridge,
+        "bound": "memory" if intensity < ridge else "compute",
+        "attainable_flop_per_s": min(peak, intensity * bandwidth),
+        "predicted_s": max(op.flops / peak, nbytes / bandwidth),
+    }
+
+
+def table(
+    model: ModelSpec, gpu: GpuSpec, phase: str, sizes: list[int], weights: list[str], kv_len: int
+) -> pd.DataFrame:
+    """One row per op, size and weight format, in step order."""
+    rows = []
+    for dtype in weights:
+        for size in sizes:
+            for placed in llm_layers.step_ops(model, phase, size, kv_len, dtype):
+                op = placed.op
+                peak, bandwidth = peak_and_bandwidth(gpu, op.peak_dtype)
+                rows.append(
+                    {
+                        "phase": phase,
+                        "size": size,
+                        "weights": dtype,
+                        "scope": placed.scope,
+                        "count": llm_layers.count(model, placed.scope),
+                        **{f: getattr(op, f) for f in ("name", "kind", "dtype", "peak_dtype", "groups", "m", "n", "k")},
+                        "flops": op.flops,
+                        "weight_bytes": op.weight_bytes,
+                        "act_bytes": op.act_bytes,
+                        "kv_bytes": op.kv_bytes,
+                        "bytes": op.bytes,
+                        **place(op, peak, bandwidth),
+                        "measured_s": None,
+                    }
+                )
+    return pd.DataFrame(rows).rename(columns={"name": "op"})[COLUMNS]
+
+
+def join_measured(ops: pd.DataFrame, measured: Mapping[tuple[str, str, float], float]) -> pd.DataFrame:
+    """``measured_s`` filled from microbenchmarks keyed by ``(op, dtype, m)``; others stay null."""
+    out = ops.copy()
+    keys = zip(out["op"], out["dtype"], out["m"])
+    out["measured_s"] = [measured.get(key) for key in keys]
+    return out
+
+
+_LAYERS = {"dense_layer": ("layer", "dense_layer"), "moe_layer": ("layer", "moe_layer")}
+
+
+def totals(model: ModelSpec, ops: pd.DataFrame) -> pd.DataFrame:
+    """Per phase, size and weight format: one dense layer, one MoE layer, and the whole step.
+
+    ``per_token_s`` is the step time over the tokens it produces or reads (batch in
+    decode, sequence length in prefill).
+    """
+    rows = []
+    for (phase, size, dtype), group in ops.groupby(["phase", "size", "weights"], sort=False):
+        layers = [("dense_layer", model.dense_layers)] + ([("moe_layer", model.moe_layers)] if model.moe else [])
+        for layer, n in layers:
+            part = group[group["scope"].isin(_LAYERS[layer])]
+            flops, nbytes, seconds = part["flops"].sum(), part["bytes"].sum(), part["predicted_s"].sum()
+            rows.append((phase, size, dtype, layer, n, flops, nbytes, seconds, seconds / size))
+        weighted = group["count"]
+        seconds = (weighted * group["predicted_s"]).sum()
+        rows.append(
+            (
+                phase,
+                size,
+                dtype,
+                "step",
+                1,
+                (weighted * group["flops"]).sum(),
+                (weighted * group["bytes"]).sum(),
+                seconds,
+                seconds / size,
+            )
+        )
+    return pd.DataFrame(rows, columns=TOTAL_COLUMNS)
+
+
+def dominant(ops: pd.DataFrame, top: int = 5) -> pd.DataFrame:
+    """The ``top`` ops by share of the step's predicted time, per phase, size and format."""
+    frame = ops[ops["count"] > 0].assign(step_s=lambda d: d["count"] * d["predicted_s"])
+    keys = ["phase", "size", "weights"]
+    frame = frame.assign(share=frame["step_s"] / frame.groupby(keys)["step_s"].transform("sum"))
+    frame = frame.sort_values(keys + ["share"], ascending=[True, True, True, False], kind="stable")
+    return frame.groupby(keys, sort=False).head(top)[keys + ["op", "scope", "bound", "step_s", "share"]]
+
+
+def crossing_m(n: int, k: int, dtype: str, ridge: float) -> float | None:
+    """Tokens ``m`` per weight matrix at which a GEMM ``[m, k] × [k, n]`` reaches ``ridge``.
+
+    ``I(m) = 2mnk / (W + A·m)`` with ``W`` the weight bytes and ``A = 2·(k + n)`` the
+    activation bytes per token, so ``I(m) ≥ R`` when ``m ≥ R·W / (2nk - R·A)``. ``None``
+    when ``2nk ≤ R·A``: then even infinitely many tokens stay below the ridge (the
+    intensity tends to ``nk / (k + n)``, set by the activations alone).
+    """
+    w = llm_ops.weight_bytes(dtype, n, k)
+    a = llm_ops.ACT_BYTES * (k + n)
+    denominator = 2 * n * k - ridge * a
+    return ridge * w / denominator if denominator > 0 else None
+
+
+def batch_for_expert_tokens(m: float, routed: int, active: int, limit: int = 1 << 30) -> int | None:
+    """Smallest batch whose tokens per active expert reach ``m`` (uniform routing); the
+    count grows with the batch, so a bisection over integers finds it."""
+    if llm_ops.tokens_per_active_expert(limit, routed, active) < m:
+        return None
+    lo, hi = 1, limit
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if llm_ops.tokens_per_active_expert(mid, routed, active) >= m:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
+
+
+CROSSING_COLUMNS = ["weights", "op", "kind", "dtype", "n", "k", "ridge", "crossing_m", "crossing_batch"]
+
+
+def crossings(model: ModelSpec, gpu: GpuSpec, weights: list[str]) -> pd.DataFrame:
+    """For every GEMM of a decode step: the tokens per weight matrix (``crossing_m``) and the
+    decode batch (``crossing_batch``) at which it turns compute-bound; null when never."""
+    rows = []
+    moe = model.moe
+    for dtype in weights:
+        for placed in llm_layers.step_ops(model, "decode", 1, 1, dtype):
+            op = placed.op
+            if op.kind not in ("gemm", "bmm", "grouped_gemm"):
+                continue
+            peak, bandwidth = peak_and_bandwidth(gpu, op.peak_dtype)
+            ridge = ridge_point(peak, bandwidth)
+            m = crossing_m(op.n, op.k, op.dtype, ridge)
+            if m is None:
+                batch = None
+            elif op.kind == "grouped_gemm":
+                batch = batch_for_expert_tokens(m, moe.routed_experts, moe.active_experts)
+            else:
+                batch = math.ceil(m)  # every token of the batch goes through the weights
+            rows.append((dtype, op.name, op.kind, op.dtype, op.n, op.k, ridge, m, batch))
+    return pd.DataFrame(rows, columns=CROSSING_COLUMNS)

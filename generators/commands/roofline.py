@@ -1,0 +1,155 @@
+"""``python -m generators roofline --model ID --hardware ID [...] [--json]``: every op of a
+model's decode or prefill step placed on one GPU's roofline (``analysis.op_roofline``).
+
+JSON: ``{"model", "hardware", "phase", "kv_len", "weights", "rows", "totals", "dominant",
+"crossings"}``. ``rows`` has one object per op, size and weight format with the columns of
+``op_roofline.COLUMNS`` (``op``, ``dtype``, ``m``, ``n``, ``k``, ``flops``, ``bytes``,
+``intensity``, ``ridge``, ``bound``, ``predicted_s``, ``measured_s``, ...), in base units
+(FLOP, bytes, seconds, FLOP/byte). ``measured_s`` is null until microbenchmarks of the
+GPU exist. An unknown model, GPU, phase or dtype, or a size that is not a positive whole
+number: one ``error:`` line and exit code 2.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+HELP = "a model's ops on a GPU's roofline: FLOPs, bytes, intensity, bound and predicted time"
+ROOT = Path(__file__).resolve().parents[2]
+DECODE_BATCHES = (1, 8, 32, 64, 128, 256, 512)
+PREFILL_SEQS = (128, 256, 512, 1024, 2048, 4096, 8192)
+DEFAULT_KV_LEN = 4096
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--model", required=True, help="data/models/<ID>.yml, e.g. deepseek-v3")
+    parser.add_argument("--hardware", required=True, help="data/hardware/<ID>.yml, e.g. b200")
+    parser.add_argument("--phase", default="decode", help="decode (default) or prefill")
+    parser.add_argument("--batch", nargs="+", help=f"decode batch sizes (default {' '.join(map(str, DECODE_BATCHES))})")
+    parser.add_argument("--seq", nargs="+", help=f"prefill lengths (default {' '.join(map(str, PREFILL_SEQS))})")
+    parser.add_argument("--kv-len", default=str(DEFAULT_KV_LEN), help=f"decode KV length (default {DEFAULT_KV_LEN})")
+    parser.add_argument(
+        "--dtype", nargs="+", help="weight formats: bf16 fp8 fp4 (default: those the GPU has peaks for)"
+    )
+    parser.add_argument("--data", type=Path, default=ROOT / "data", help="the data folder (default: the project's)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+
+
+def _positive(option: str, text: str) -> int:
+    from generators.errors import UserError
+
+    if not text.isdigit() or int(text) < 1:
+        raise UserError(None, f"{option}: {text!r} is not a positive whole number")
+    return int(text)
+
+
+def _file(folder: Path, kind: str, ident: str) -> Path:
+    from generators.errors import UserError
+
+    known = sorted(p.stem for p in folder.glob("*.yml"))
+    if ident not in known:
+        raise UserError(folder, f"unknown {kind} {ident!r}; known: {', '.join(known) or 'none'}")
+    return folder / f"{ident}.yml"
+
+
+def options(args, gpu) -> tuple[str, list[int], list[str], int]:
+    """Phase, sizes, weight formats and KV length, validated."""
+    from generators.analysis.op_roofline import WEIGHT_DTYPES
+    from generators.errors import UserError
+
+    if args.phase not in ("decode", "prefill"):
+        raise UserError(None, f"--phase: unknown phase {args.phase!r}; known: decode, prefill")
+    other, given = ("--seq", args.seq) if args.phase == "decode" else ("--batch", args.batch)
+    if given:
+        raise UserError(None, f"{other} does not apply to --phase {args.phase}")
+    option, texts, default = (
+        ("--batch", args.batch, DECODE_BATCHES) if args.phase == "decode" else ("--seq", args.seq, PREFILL_SEQS)
+    )
+    sizes = [_positive(option, t) for t in texts] if texts else list(default)
+    for dtype in args.dtype or []:
+        if dtype not in WEIGHT_DTYPES:
+            raise UserError(None, f"--dtype: unknown dtype {dtype!r}; known: {', '.join(WEIGHT_DTYPES)}")
+    weights = args.dtype or [d for d in WEIGHT_DTYPES if d in gpu.peaks]
+    return args.phase, sizes, list(dict.fromkeys(weights)), _positive("--kv-len", args.kv_len)
+
+
+def _value(value):
+    """JSON value: NaN -> null, whole floats -> integers, numpy scalars -> Python."""
+    if value is None:
+        return None
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+        if value.is_integer() and abs(value) < 2**53:
+            return int(value)
+    return value
+
+
+def _records(frame) -> list[dict]:
+    return [{k: _value(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
+
+
+def document(model, gpu, phase: str, sizes: list[int], weights: list[str], kv_len: int) -> dict:
+    from generators.analysis import op_roofline
+
+    rows = op_roofline.table(model, gpu, phase, sizes, weights, kv_len)
+    rows = op_roofline.join_measured(rows, {})  # microbenchmarks of this GPU: none yet
+    return {
+        "model": {"id": model.id, "name": model.name},
+        "hardware": {"id": gpu.id, "name": gpu.name},
+        "phase": phase,
+        "kv_len": kv_len if phase == "decode" else None,
+        "weights": weights,
+        "rows": _records(rows),
+        "totals": _records(op_roofline.totals(model, rows)),
+        "dominant": _records(op_roofline.dominant(rows)),
+        "crossings": _records(op_roofline.crossings(model, gpu, weights)),
+    }
+
+
+def _number(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return f"{value:,.4g}" if abs(value) < 1e4 else f"{value:,.0f}"
+
+
+def render(doc: dict) -> str:
+    """Readable terminal tables: ops per size and format, totals, crossings."""
+    from tabulate import tabulate
+
+    size_name = "batch" if doc["phase"] == "decode" else "seq"
+    columns = ["op", "scope", "count", "dtype", "m", "n", "k", "flops", "bytes", "intensity", "ridge", "bound"]
+    out = [f"{doc['model']['name']} on {doc['hardware']['name']}: {doc['phase']}"]
+    groups: dict[tuple, list] = {}
+    for row in doc["rows"]:
+        groups.setdefault((row["weights"], row["size"]), []).append(row)
+    for (weights, size), rows in groups.items():
+        table = [[_number(r[c]) for c in columns] + [_number(r["predicted_s"] * 1e6)] for r in rows]
+        out += ["", f"{size_name} {size}, {weights} weights", tabulate(table, headers=columns + ["predicted_us"])]
+    totals = [[_number(t[c]) for c in ("size", "weights", "layer", "count", "flops", "bytes")] for t in doc["totals"]]
+    for line, t in zip(totals, doc["totals"]):
+        line += [_number(t["predicted_s"] * 1e6), _number(t["per_token_s"] * 1e6)]
+    headers = [size_name, "weights", "layer", "count", "flops", "bytes", "predicted_us", "per_token_us"]
+    out += ["", "totals", tabulate(totals, headers=headers)]
+    cross = [
+        [_number(c[k]) for k in ("weights", "op", "dtype", "ridge", "crossing_m", "crossing_batch")]
+        for c in doc["crossings"]
+    ]
+    out += ["", "ridge crossings (decode)", tabulate(cross, headers=["weights", "op", "dtype", "ridge", "m", "batch"])]
+    return "\n".join(out)
+
+
+def run(args) -> int:
+    from generators.readers import hardware, llm_model
+
+    model = llm_model.read(_file(args.data / "models", "model", args.model))
+    gpu = hardware.read(_file(args.data / "hardware", "hardware", args.hardware))
+    doc = document(model, gpu, *options(args, gpu))
+    print(json.dumps(doc, ensure_ascii=False) if args.json else render(doc))
+    return 0

@@ -1,0 +1,166 @@
+"""A model's ops on a GPU's roofline: ridge, bound, predicted time, totals and ridge crossings,
+checked against hand calculations and against published parameter counts."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from generators.analysis import llm_layers
+from generators.analysis import llm_ops as ops
+from generators.analysis import op_roofline as roof
+from generators.errors import UserError
+from generators.readers import hardware, llm_model
+
+DATA = Path(__file__).resolve().parents[1] / "data"
+PROJECTIONS = ["fused_qkv_a_proj", "q_b_proj", "kv_b_proj", "o_proj"]
+
+
+@pytest.fixture(scope="module")
+def deepseek():
+    return llm_model.read(DATA / "models" / "deepseek-v3.yml")
+
+
+@pytest.fixture(scope="module")
+def gpus():
+    return {g: hardware.read(DATA / "hardware" / f"{g}.yml") for g in ("h100-sxm", "b200", "gb200")}
+
+
+def test_fp4_projections_at_batch_1_are_memory_bound_near_4_flop_per_byte(deepseek, gpus):
+    for gpu in (gpus["b200"], gpus["gb200"]):
+        rows = roof.table(deepseek, gpu, "decode", [1], ["fp4"], 4096)
+        proj = rows[rows["op"].isin(PROJECTIONS)]
+        assert sorted(proj["op"]) == sorted(PROJECTIONS)
+        assert proj["intensity"].between(3.5, 4).all()  # a hand-written template claimed 7,000-15,000
+        assert (proj["bound"] == "memory").all() and (proj["intensity"] < proj["ridge"] / 100).all()
+
+
+def test_intensity_of_the_projections_at_batch_1_per_format(deepseek, gpus):
+    rows = roof.table(deepseek, gpus["b200"], "decode", [1], ["bf16", "fp8", "fp4"], 4096)
+    proj = rows[rows["op"].isin(PROJECTIONS)].groupby("weights")["intensity"]
+    # 2 FLOP per weight element over its bytes: 2/2, 2/1, 2/0.5625 (activations lower it a little)
+    assert proj.max()["bf16"] < 1 < proj.min()["bf16"] + 0.01
+    assert proj.max()["fp8"] < 2 < proj.min()["fp8"] + 0.01
+    assert proj.max()["fp4"] < 2 / 0.5625 < proj.min()["fp4"] + 0.03
+
+
+def test_roofline_columns_by_hand(deepseek, gpus):
+    b200 = gpus["b200"]
+    rows = roof.table(deepseek, b200, "decode", [1], ["fp4"], 4096)
+    row = rows[rows["op"] == "q_b_proj"].iloc[0]
+    flops, nbytes = 2 * 1536 * 24576, 1536 * 24576 * 0.5625 + 2 * (1536 + 24576)
+    assert (row.m, row.n, row.k, row.flops, row.bytes) == (1, 24576, 1536, flops, nbytes)
+    assert row.ridge == 9000e12 / 8000e9 == 1125  # dense FP4 peak over HBM bandwidth, per GPU
+    assert row.intensity == flops / nbytes
+    assert row.attainable_flop_per_s == pytest.approx(flops / nbytes * 8000e9)
+    assert row.predicted_s == pytest.approx(nbytes / 8000e9)  # memory-bound: bytes / bandwidth
+    assert row.measured_s is None
+    big = roof.table(deepseek, b200, "prefill", [8192], ["fp4"], 1)
+    gate_up = big[big["op"] == "gate_up_proj"].iloc[0]
+    assert gate_up.bound == "compute"
+    assert gate_up.predicted_s == pytest.approx(2 * 8192 * 36864 * 7168 / 9000e15 * 1e3)  # flops / peak
+
+
+def test_ridge_points_come_from_the_hardware_files(gpus):
+    h100 = gpus["h100-sxm"]
+    assert roof.place(ops.gemm("x", 1, 8, 8, "bf16"), *roof.peak_and_bandwidth(h100, "bf16"))["ridge"] == pytest.approx(
+        989.4 / 3.35
+    )
+    with pytest.raises(UserError, match="no fp4 peak for H100 SXM"):
+        roof.peak_and_bandwidth(h100, "fp4")
+
+
+@pytest.mark.parametrize("gpu_id", ["h100-sxm", "b200", "gb200"])
+def test_each_gemm_crosses_its_ridge_at_the_computed_batch(deepseek, gpus, gpu_id):
+    gpu = gpus[gpu_id]
+    weights = [d for d in roof.WEIGHT_DTYPES if d in gpu.peaks]
+    table = roof.crossings(deepseek, gpu, weights)
+    assert len(table) == len(weights) * 14
+    for row in table.itertuples():
+        peak, bandwidth = roof.peak_and_bandwidth(gpu, row.dtype)
+        ridge = peak / bandwidth
+        w, a = ops.weight_bytes(row.dtype, row.n, row.k), 2 * (row.n + row.k)
+
+        def intensity(m, row=row, w=w, a=a):
+            return 2 * m * row.n * row.k / (w + a * m)
+
+        if math.isnan(row.crossing_m):  # never: the activations alone keep it under the ridge
+            assert row.n * row.k / (row.n + row.k) <= ridge and intensity(1e12) < ridge
+            continue
+        assert row.crossing_m == pytest.approx(ridge * w / (2 * row.n * row.k - ridge * a))
+        m = row.crossing_m
+        assert intensity(m) == pytest.approx(ridge)
+        batch = int(row.crossing_batch)
+        if row.kind == "grouped_gemm":  # the batch whose tokens per active expert reach m
+            assert ops.tokens_per_active_expert(batch, 256, 8) >= m > ops.tokens_per_active_expert(batch - 1, 256, 8)
+            continue
+        below = roof.place(ops.gemm(row.op, batch - 1, row.n, row.k, row.dtype), peak, bandwidth)
+        at = roof.place(ops.gemm(row.op, batch, row.n, row.k, row.dtype), peak, bandwidth)
+        assert (below["bound"], at["bound"]) == ("memory", "compute")
+
+
+def test_hand_computed_crossing_of_fused_qkv_a_fp4_on_b200(deepseek, gpus):
+    table = roof.crossings(deepseek, gpus["b200"], ["fp4"])
+    row = table[table["op"] == "fused_qkv_a_proj"].iloc[0]
+    n, k, ridge = 2112, 7168, 1125
+    m = ridge * n * k * 0.5625 / (2 * n * k - ridge * 2 * (n + k))
+    assert row.crossing_m == pytest.approx(m) and row.crossing_batch == math.ceil(m) == 1020
+
+
+def test_totals_add_the_ops_times_their_count(deepseek, gpus):
+    rows = roof.table(deepseek, gpus["h100-sxm"], "decode", [1, 64], ["fp8"], 4096)
+    totals = roof.totals(deepseek, rows).set_index(["size", "layer"])
+    for size in (1, 64):
+        part = rows[rows["size"] == size]
+        step = sum(r.count * r.predicted_s for r in part.itertuples())
+        assert totals.loc[(size, "step"), "predicted_s"] == pytest.approx(step)
+        assert totals.loc[(size, "step"), "per_token_s"] == pytest.approx(step / size)
+        moe = part[part["scope"].isin(["layer", "moe_layer"])]["predicted_s"].sum()
+        assert totals.loc[(size, "moe_layer"), "predicted_s"] == pytest.approx(moe)
+        assert totals.loc[(size, "moe_layer"), "count"] == 58
+    absorbed = rows[rows["scope"] == "absorbed"]
+    assert list(absorbed["op"].unique()) == ["kv_b_proj"] and (absorbed["count"] == 0).all()
+
+
+def _weights_read(model, phase, tokens):
+    placed = llm_layers.step_ops(model, phase, tokens, 1, "bf16")
+    return sum(llm_layers.count(model, p.scope) * p.op.weight_bytes for p in placed) / 2  # BF16: 2 bytes
+
+
+def test_weights_read_per_step_match_published_parameter_counts(deepseek):
+    # README_WEIGHTS.md: 671B in the main model, 36.7B activated per token (embedding table not read
+    # in full by a lookup: add its 129,280 x 7,168 back for the count)
+    table = deepseek.vocab_size * deepseek.hidden_size
+    assert _weights_read(deepseek, "decode", 1) + table == pytest.approx(36.7e9, rel=0.03)
+    assert _weights_read(deepseek, "decode", 100_000) + table == pytest.approx(671e9, rel=0.005)
+    llama = llm_model.read(DATA / "models" / "llama-3-8b.yml")
+    assert _weights_read(llama, "decode", 1) + llama.vocab_size * llama.hidden_size == 8_030_261_248
+
+
+def test_dominant_ops_are_ordered_by_share(deepseek, gpus):
+    rows = roof.table(deepseek, gpus["b200"], "decode", [256], ["fp4"], 4096)
+    top = roof.dominant(rows, top=3)
+    assert list(top["share"]) == sorted(top["share"], reverse=True) and len(top) == 3
+    assert top.iloc[0]["op"] == "experts_gate_up_proj"  # nearly every expert is read once per step
+    assert 0 < top["share"].sum() <= 1
+
+
+def test_measured_results_join_by_op_dtype_and_m(deepseek, gpus):
+    rows = roof.table(deepseek, gpus["h100-sxm"], "decode", [1, 8], ["fp8"], 4096)
+    joined = roof.join_measured(rows, {("q_b_proj", "fp8", 8): 2.5e-5})
+    hit = joined[joined["measured_s"].notna()]
+    assert list(zip(hit["op"], hit["m"], hit["measured_s"])) == [("q_b_proj", 8, 2.5e-5)]
+    assert rows["measured_s"].isna().all()  # the input is left alone
+
+
+def test_blackwell_entries_are_per_gpu_dense_figures(gpus):
+    # NVIDIA prints HGX B200 per 8 GPUs and GB200 per superchip (2 GPUs), both with sparsity:
+    # HGX B200 144 / 72 / 36 PFLOPS FP4 / FP8 / BF16; GB200 superchip 40 / 20 / 10 PFLOPS.
+    for gpu_id, per_unit, gpus_per_unit in (("b200", (144, 72, 36), 8), ("gb200", (40, 20, 10), 2)):
+        gpu = gpus[gpu_id]
+        for dtype, pflops in zip(("fp4", "fp8", "bf16"), per_unit):
+            assert gpu.peaks[dtype].dense_flop_per_s == pytest.approx(pflops * 1e15 / gpus_per_unit / 2)
+        assert gpu.memory_bandwidth_bytes_per_s.value == 8e12  # 64 TB/s per 8, 16 TB/s per superchip
+    assert (gpus["b200"].memory_capacity_gb.value, gpus["gb200"].memory_capacity_gb.value) == (180, 186)
