@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SOURCE = ROOT.parent / "shared" / "fixtures" / "nsys" / "power_iteration__baseline.sqlite"
+SOURCE = ROOT / "tests" / "fixtures" / "nsys" / "power_iteration__baseline.sqlite"
 WORK = ROOT / "bench" / ".work"
 COPIES = 800  # 3,689 kernels x 800 = 2.95 M kernels
 TARGET_RATIO = 1.2

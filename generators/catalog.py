@@ -51,6 +51,13 @@ class ReportRef:
         return int(self.version[1:])
 
 
+def plain_id(ident: str) -> str:
+    """``ident`` when it names a file of the catalog (no folder, no path characters)."""
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", ident) or ".." in ident:
+        raise UserError(None, f"{ident!r} is not an id (letters, digits, '.', '_' and '-')")
+    return ident
+
+
 def version_number(name: str) -> int | None:
     m = VERSION.match(name)
     return int(m.group(1)) if m else None
@@ -132,13 +139,13 @@ class Catalog:
 
     # -- other data ---------------------------------------------------------------------------
     def hardware_path(self, gpu: str) -> Path:
-        return self.root / HARDWARE / f"{gpu}.yml"
+        return self.root / HARDWARE / f"{plain_id(gpu)}.yml"
 
     def hardware_paths(self) -> list[Path]:
         return sorted((self.root / HARDWARE).glob("*.yml"))
 
     def model_path(self, model: str) -> Path:
-        return self.root / MODELS / f"{model}.yml"
+        return self.root / MODELS / f"{plain_id(model)}.yml"
 
     def model_paths(self) -> list[Path]:
         return sorted((self.root / MODELS).glob("*.yml"))

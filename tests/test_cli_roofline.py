@@ -84,7 +84,7 @@ def test_table_output(capsys):
     [
         (["--model", "gpt-5", "--hardware", "b200"], "unknown model 'gpt-5'; known: deepseek-v3"),
         (["--model", "deepseek-v3", "--hardware", "tpu"], "unknown hardware 'tpu'; known: a100-sxm-40gb"),
-        (["--model", "../hardware/b200", "--hardware", "b200"], "unknown model '../hardware/b200'"),
+        (["--model", "../hardware/b200", "--hardware", "b200"], "'../hardware/b200' is not an id"),
         (["--model", "deepseek-v3", "--hardware", "b200", "--dtype", "int4"], "--dtype: unknown dtype 'int4'"),
         (["--model", "deepseek-v3", "--hardware", "h100-sxm", "--dtype", "fp4"], "no fp4 peak for H100 SXM"),
         (["--model", "deepseek-v3", "--hardware", "b200", "--phase", "train"], "unknown phase 'train'"),
@@ -100,12 +100,13 @@ def test_bad_input_is_one_error_line_and_exit_2(capsys, argv, message):
     assert err.count("\n") == 1 and err.startswith("error: ") and message in err
 
 
-def test_a_broken_model_file_names_the_file(tmp_path, capsys, repo_root):
+def test_a_broken_model_file_names_the_file(tmp_path, capsys, repo_root, monkeypatch):
     (tmp_path / "models").mkdir()
     (tmp_path / "hardware").mkdir()
     (tmp_path / "hardware" / "b200.yml").write_bytes((repo_root / "data" / "hardware" / "b200.yml").read_bytes())
     bad = tmp_path / "models" / "x.yml"
     bad.write_text((repo_root / "data" / "models" / "llama-3-8b.yml").read_text().replace("value: 4096", "value: x"))
-    code, out, err = run(capsys, "--model", "x", "--hardware", "b200", "--data", tmp_path)
+    monkeypatch.setenv("PROFSITE_DATA_DIR", str(tmp_path))  # mkdocs.yml's data_dir
+    code, out, err = run(capsys, "--model", "x", "--hardware", "b200")
     assert (code, out) == (2, "")
     assert err.startswith(f"error: {bad}: ") and "hidden_size.value" in err and err.count("\n") == 1

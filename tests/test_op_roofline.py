@@ -163,4 +163,4 @@ def test_blackwell_entries_are_per_gpu_dense_figures(gpus):
         for dtype, pflops in zip(("fp4", "fp8", "bf16"), per_unit):
             assert gpu.peaks[dtype].dense_flop_per_s == pytest.approx(pflops * 1e15 / gpus_per_unit / 2)
         assert gpu.memory_bandwidth_bytes_per_s.value == 8e12  # 64 TB/s per 8, 16 TB/s per superchip
-    assert (gpus["b200"].memory_capacity_gb.value, gpus["gb200"].memory_capacity_gb.value) == (180, 186)
+    assert (gpus["b200"].memory_bytes.value, gpus["gb200"].memory_bytes.value) == (180e9, 186e9)

@@ -24,8 +24,8 @@ DEFAULT_KV_LEN = 4096
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--model", required=True, help="data/models/<ID>.yml, e.g. deepseek-v3")
-    parser.add_argument("--hardware", required=True, help="data/hardware/<ID>.yml, e.g. b200")
+    parser.add_argument("--model", required=True, help="a model of the catalog's models, e.g. deepseek-v3")
+    parser.add_argument("--hardware", required=True, help="a GPU of the hardware reference, e.g. b200")
     parser.add_argument("--phase", default="decode", help="decode (default) or prefill")
     parser.add_argument("--batch", nargs="+", help=f"decode batch sizes (default {' '.join(map(str, DECODE_BATCHES))})")
     parser.add_argument("--seq", nargs="+", help=f"prefill lengths (default {' '.join(map(str, PREFILL_SEQS))})")
@@ -33,7 +33,7 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--dtype", nargs="+", help="weight formats: bf16 fp8 fp4 (default: those the GPU has peaks for)"
     )
-    parser.add_argument("--data", type=Path, default=ROOT / "data", help="the data folder (default: the project's)")
+    parser.add_argument("--root", type=Path, default=ROOT, help="project root with mkdocs.yml (default: this checkout)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
 
 
@@ -45,13 +45,13 @@ def _positive(option: str, text: str) -> int:
     return int(text)
 
 
-def _file(folder: Path, kind: str, ident: str) -> Path:
+def _file(path: Path, kind: str, ident: str, known: list[Path]) -> Path:
     from generators.errors import UserError
 
-    known = sorted(p.stem for p in folder.glob("*.yml"))
-    if ident not in known:
-        raise UserError(folder, f"unknown {kind} {ident!r}; known: {', '.join(known) or 'none'}")
-    return folder / f"{ident}.yml"
+    if not path.is_file():
+        names = ", ".join(p.stem for p in known) or "none"
+        raise UserError(path.parent, f"unknown {kind} {ident!r}; known: {names}")
+    return path
 
 
 def options(args, gpu) -> tuple[str, list[int], list[str], int]:
@@ -146,10 +146,15 @@ def render(doc: dict) -> str:
 
 
 def run(args) -> int:
+    from generators.catalog import Catalog
     from generators.readers import hardware, llm_model
+    from generators.settings import Settings
 
-    model = llm_model.read(_file(args.data / "models", "model", args.model))
-    gpu = hardware.read(_file(args.data / "hardware", "hardware", args.hardware))
+    settings = Settings.load(args.root / "mkdocs.yml")
+    data = settings.data_dir if settings.data_dir.is_absolute() else args.root / settings.data_dir
+    cat = Catalog(data, settings.codes)
+    model = llm_model.read(_file(cat.model_path(args.model), "model", args.model, cat.model_paths()))
+    gpu = hardware.read(_file(cat.hardware_path(args.hardware), "hardware", args.hardware, cat.hardware_paths()))
     doc = document(model, gpu, *options(args, gpu))
     print(json.dumps(doc, ensure_ascii=False) if args.json else render(doc))
     return 0

@@ -224,7 +224,3 @@ def read(path: str | os.PathLike[str]) -> ModelSpec:
         cited=dims,
     )
 
-
-def known(folder: Path) -> list[str]:
-    """The model ids in ``folder`` (file stems), sorted."""
-    return sorted(p.stem for p in folder.glob("*.yml"))
