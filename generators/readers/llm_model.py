@@ -223,4 +223,3 @@ def read(path: str | os.PathLike[str]) -> ModelSpec:
         sources={s.id: s for s in doc.sources},
         cited=dims,
     )
-
