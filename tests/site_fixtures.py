@@ -36,9 +36,15 @@ class Build:
 
 
 def build_site(
-    tmp: Path, *, data_dir: Path | None = None, cache: Path | None = None, site: Path | None = None
+    tmp: Path,
+    *,
+    data_dir: Path | None = None,
+    cache: Path | None = None,
+    site: Path | None = None,
+    config: Path | None = None,
 ) -> Build:
-    """Run ``python -m generators build-site`` from the repository root."""
+    """Run ``python -m generators build-site`` from the repository root (or from the folder
+    of ``config``, another project's mkdocs.yml)."""
     site = site or tmp / "site"
     cache = cache or tmp / "cache"
     log = tmp / "build.log"
@@ -47,8 +53,9 @@ def build_site(
         env["PROFSITE_DATA_DIR"] = str(data_dir)
     start = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, "-m", "generators", "build-site", "--site-dir", str(site), "--log-file", str(log)],
-        cwd=REPO_ROOT,
+        [sys.executable, "-m", "generators", "build-site", "--site-dir", str(site), "--log-file", str(log)]
+        + (["--config-file", str(config)] if config else []),
+        cwd=config.parent if config else REPO_ROOT,
         env=env,
         capture_output=True,
         text=True,

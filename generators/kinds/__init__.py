@@ -21,3 +21,14 @@ CONFIG_UNION = Union[tuple(k.config for k in KINDS.values())]  # noqa: UP007 (bu
 
 def kind_of(config) -> Kind:
     return next(k for k in KINDS.values() if isinstance(config, k.config))
+
+
+def read_config(cat, report: str):
+    """A report's ``report.yml``, decoded into its kind's config struct (any registered kind)."""
+    from generators.errors import UserError
+    from generators.readers import report_config
+
+    path = cat.config_path(report)
+    if not path.is_file():
+        raise UserError(path, "report configuration not found")
+    return report_config.read(path, CONFIG_UNION, cat.languages)

@@ -102,10 +102,13 @@ class Runner:
             "fragments", slot, key, lambda: _render_function(unit)(result, tr, render_options)
         )
 
-    def fact(self, model: Model, name: str, options: dict[str, str]) -> Quantity:
+    def facts(self, model: Model, options: dict[str, str]) -> dict[str, Quantity]:
         if model.facts is None:
             raise UserError(None, f"model {model.name!r} has no facts")
-        facts = model.facts(self.result(model, options)[1])
+        return model.facts(self.result(model, options)[1])
+
+    def fact(self, model: Model, name: str, options: dict[str, str]) -> Quantity:
+        facts = self.facts(model, options)
         if name not in facts:
             known = ", ".join(sorted(facts)[:12])
             raise UserError(None, f"model {model.name!r} has no fact {name!r}; some known: {known}")

@@ -1,12 +1,15 @@
 """The mkdocs-macros module (``module_name`` in mkdocs.yml): registers the page functions.
 
-Pages call three macros; everything else lives in ``generators.sections``, the report kinds
+Pages call four macros; everything else lives in ``generators.sections``, the report kinds
 (``generators.kinds``) and ``generators.render``:
 
 * ``{{ unit("hardware.ridge") }}`` - a generated piece (table, figure, list) rendered for the
   page's language; options as keywords: ``{{ unit("hardware.roofline", dtype="fp8") }}``.
 * ``{{ value("hardware", "ridge.h100-sxm.bf16") }}`` - one fact of a model, formatted for
   the page's language with its unit (chosen by magnitude; ``unit="ms"`` names one).
+* ``{{ claim("fused.class.compute.launches == 0") }}`` - a checked claim beside a
+  qualitative sentence: the build fails when the condition does not hold for the facts
+  (``generators.claims``).
 * ``{{ lit("RTX 5090") }}`` - text with a number typed on purpose (a product name, a year,
   a version, a model size), returned unchanged; the stray-number check
   (``python -m generators check-literals``) skips it and flags every other typed number.
@@ -21,7 +24,9 @@ without a file of its own (an unknown unit, a bad option) is re-raised naming th
 from __future__ import annotations
 
 import functools
+import html
 
+from generators import claims
 from generators.errors import UserError
 from generators.render.units import show
 from generators.sections import MODELS, UNITS
@@ -97,6 +102,31 @@ def define_env(env) -> None:
             return show(quantity, runner.translator(language()), unit)
         except ValueError as exc:
             raise UserError(None, f"value({model!r}, {fact!r}): {exc}") from None
+
+    @env.macro
+    @naming_the_page
+    def claim(condition: str, model: str | None = None, **options) -> str:
+        """A checked claim (``generators.claims``): the build fails when ``condition`` does not
+        hold for the facts of ``model`` (default: the page's report's model)."""
+        if model is None:
+            report = (env.page.meta or {}).get("report")
+            if not report:
+                raise UserError(None, f"claim {condition!r}: name the model (model=...) on a page without a report")
+            model = kind_model(str(report))
+        if model not in MODELS:
+            raise UserError(None, f"unknown model {model!r}; known: {', '.join(sorted(MODELS))}")
+        m = MODELS[model]
+        facts = runner.facts(m, page_options(m, options))
+        if not claims.evaluate(condition, {k: q.value for k, q in facts.items()}):
+            shown = ", ".join(f"{n} = {facts[n].value:.6g}" for n in claims.names(condition) if n in facts)
+            raise UserError(None, f"claim does not hold: {condition} ({shown})")
+        return f'<span class="ps-claim" data-claim="{html.escape(condition)}"></span>'
+
+    def kind_model(report: str) -> str:
+        """The model of a report's kind (its first)."""
+        from generators.kinds import kind_of, read_config
+
+        return kind_of(read_config(runner.catalog, report)).models[0].name
 
     @env.macro
     def lit(text) -> str:
