@@ -1,31 +1,45 @@
-"""python3 -m generators.capture {all,decode,ncu,sweep,peaks,decode-step,sweep-size} ...
+"""python3 -m generators.capture COMMAND [--out DIR] [--smoke] ...
 
-Each of decode / ncu / sweep / peaks writes one report folder with a new version under
-``--out`` (``reports/<kind>-<gpu>/v<N>/``); ``all`` runs them in turn (what ``make capture`` does).
-``--smoke`` runs the same code on the CPU with the tiny model and small settings.
+Report commands, each writing one report folder with a new version under ``--out``
+(``reports/<kind>-<gpu>/v<N>/``, or ``--version vN``):
+
+  peaks         measured matmul and copy ceilings
+  decode        eager greedy decode of both attention variants: traces, timing (+ ncu)
+  decode-graph  the same with every decode step a CUDA-graph replay (+ ncu)
+  ncu           Nsight Compute of one decode step into an existing decode folder (--into)
+  sweep         every model size x sequence length, inference and training step
+  microbench    DeepSeek-V3/R1 operator microbenchmarks for the roofline
+  ddp           a small DDP training with one slow rank, one trace per rank (>= 2 GPUs)
+  all           all of the above (what ``make capture`` runs; ddp only with >= 2 GPUs)
+
+Internal commands, run in fresh processes by the ones above: decode-step (the workload ncu
+profiles), decode-time, sweep-size, microbench-run, and sweep-probe (the experiment behind the
+sweep's notes, ``probe.py``). ``--smoke`` runs the same code on the
+CPU with the tiny model and small settings.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 try:
-    import torch  # noqa: F401  (checked here, used by the workload modules)
+    import torch
 except ImportError:  # the capture runs on the GPU machine's python3, which has torch
     raise SystemExit(
         "error: torch is not installed for this python3: `make capture` runs on a GPU "
         "machine whose python3 has torch (CAPTURE_PYTHON=... to choose another)"
     ) from None
 
-from generators.capture import decode, meta, ncu, peaks, sweep
-from generators.capture.common import compress, pick_device, sync, timed, trace
+from generators.capture import decode, decode_graph, meta, microbench, ncu, peaks, probe, sweep
+from generators.capture.common import compress, kernel_summary, measure, pick_device, sync, trace
 from generators.capture.model import SIZES
+from generators.capture.runs import internal, run_json, write_json
 
 # trace_tokens: the profiled generation is shorter than the timed one, to keep the sample small
 FULL = {
@@ -33,80 +47,160 @@ FULL = {
     "prompt": 128,
     "new_tokens": 64,
     "trace_tokens": 16,
+    "decode_reps": 8,
     "sweep_sizes": ["small", "medium", "large", "xl", "2.7B"],
     "seqs": [128, 256, 512, 1024],
     "batch": 4,
-    "warmup": 3,
-    "reps": 10,
+    "sweep_reps": 15,
+    "microbench_reps": 30,
+    "warmup": None,  # common.WARMUP
+    "ddp": ["--size", "small", "--seq", "256", "--batch", "4", "--warmup-steps", "5", "--active", "3"],
 }
 SMOKE = {
     "decode_size": "tiny",
     "prompt": 16,
     "new_tokens": 4,
     "trace_tokens": 4,
+    "decode_reps": 2,
     "sweep_sizes": ["tiny"],
     "seqs": [16, 32],
     "batch": 2,
-    "warmup": 1,
-    "reps": 2,
+    "sweep_reps": 2,
+    "microbench_reps": 2,
+    "warmup": {"min_warmup": 1, "max_warmup": 3, "window": 2, "tolerance": 0.5},
+    "ddp": ["--size", "tiny", "--seq", "16", "--batch", "2", "--warmup-steps", "1", "--active", "2", "--smoke"],
 }
 VARIANTS = {"fused": True, "written": False}
+DDP_SAFE_ENV = {"NCCL_NVLS_ENABLE": "0", "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1", "NVSHMEM_DISABLE_NVLS": "1"}
+GRAPH_METHOD = (
+    "manual torch.cuda.CUDAGraph capture (torch.cuda.graph) of one decode step over static buffers "
+    "(input token, 0-d position tensor, KV cache of prompt + new_tokens positions with a mask "
+    "positions <= pos, output buffer); the argmax, the next input token and the position update are "
+    "inside the graph, so the host only calls replay() per token. Chosen over "
+    'torch.compile(mode="reduce-overhead") because it replays exactly the eager kernels (no Triton '
+    "fusion), so the change from v1 is the launch overhead alone. The prefill runs eagerly, as in v1."
+)
 
 
-def new_folder(out: Path, kind: str, device) -> Path:
-    """reports/<kind>-<gpu>/v<N>/ with N one above the highest existing version."""
-    base = out / "reports" / f"{kind}-{meta.slug(meta.gpu_info(device)['name'])}"
+def new_folder(out: Path, kind: str, device, version: str | None = None, report: str | None = None) -> Path:
+    """reports/<report>/<version>/: by default <report> is <kind>-<gpu> and <version> v<N> with
+    N one above the highest existing."""
+    base = out / "reports" / (report or f"{kind}-{meta.slug(meta.gpu_info(device)['name'])}")
     versions = [int(m.group(1)) for p in base.glob("v*") if (m := re.fullmatch(r"v(\d+)", p.name))]
-    folder = base / f"v{max(versions, default=0) + 1}"
+    folder = base / (version or f"v{max(versions, default=0) + 1}")
     folder.mkdir(parents=True)
     return folder
 
 
-def cmd_decode(args, settings, device) -> Path:
-    folder = new_folder(args.out, "decode", device)
+def _timing_twice(args, variant: str, mode: str, settings, commands: list[str]) -> dict:
+    """Whole-generation timing of one variant and mode in two fresh processes: process 1's
+    fields at the top (what ``timing.json`` readers use), both under ``processes``."""
+    cmd = internal("decode-time", "--variant", variant, "--mode", mode, smoke=args.smoke)
+    runs = [run_json(cmd + ["--process", str(i)], commands) for i in (1, 2)]
+    if any(r.get("status") == "failed" for r in runs):
+        raise SystemExit(f"error: decode-time --variant {variant} --mode {mode} failed: {runs}")
+    first = dict(runs[0])
+    first["processes"] = runs
+    if runs[1].get("median_ms") and first.get("median_ms"):
+        first["process_ratio"] = runs[1]["median_ms"] / first["median_ms"]
+    return first
+
+
+def _decode_meta(folder, device, settings, commands, files, *, graph: bool, notes: Path | None, extra=None) -> None:
     size, prompt, new, traced = (settings[k] for k in ("decode_size", "prompt", "new_tokens", "trace_tokens"))
-    files, timing, plain = {}, {}, []
-    for variant, fused in VARIANTS.items():
-        model, tokens = decode.build(size, fused, prompt, new, device)
-        timing[variant] = timed(lambda: decode.generate(model, tokens, new), device, warmup=1, reps=3)  # noqa: B023, F821
-        plain.append(folder / f"trace_{variant}.json")
-        trace(lambda: decode.generate(model, tokens, traced), device, plain[-1], record_shapes=True)  # noqa: B023, F821
-        files[plain[-1].name + ".xz"] = (
-            f"Kineto trace (PyTorch profiler, {'CPU+CUDA' if device.type == 'cuda' else 'CPU'}, shapes): prefill + "
-            f"{traced - 1} decode steps, {variant} attention"
-        )
-        del model
-    compress(plain)
-    (folder / "timing.json").write_text(json.dumps(timing, indent=2, sort_keys=True) + "\n")
-    files["timing.json"] = "wall-clock ms of a whole generation (prefill + decode), no profiler"
+    workload = {
+        "batch": 1,
+        "prompt_tokens": prompt,
+        "new_tokens": new,
+        "dtype": "bfloat16",
+        "decode_steps": new - 1,
+        "traced_new_tokens": traced,
+        "traced_decode_steps": traced - 1,
+        "variants": list(VARIANTS),
+        "sampling": "greedy",
+        "kv_cache": True,
+        "weights": "random (seed 0)",
+        "timing_reps": settings["decode_reps"],
+        "timing_processes": 2,
+    }
+    extra = dict(extra or {})
+    if graph:
+        workload["decode_step"] = "CUDA graph replay" if device.type == "cuda" else "static step, eager (no GPU)"
+        workload["attention_keys_per_step"] = prompt + new
+        extra["cuda_graph"] = {"method": "manual torch.cuda.CUDAGraph capture", "description": GRAPH_METHOD}
+    else:
+        workload["decode_step"] = "eager"
+    if notes is not None:  # top level: the report shows the workload as a table
+        extra["notes"] = notes.read_text(encoding="utf-8")
     meta.write(
         folder,
         "decode",
         device,
-        commands=[meta.command_line()],
+        commands=commands,
         model=SIZES[size].as_dict(),
-        workload={
-            "batch": 1,
-            "prompt_tokens": prompt,
-            "new_tokens": new,
-            "dtype": "bfloat16",
-            "decode_steps": new - 1,
-            "traced_new_tokens": traced,
-            "traced_decode_steps": traced - 1,
-            "variants": list(VARIANTS),
-            "sampling": "greedy",
-            "kv_cache": True,
-            "weights": "random (seed 0)",
-        },
+        workload=workload,
         files=files,
+        extra=extra,
     )
+
+
+def cmd_decode(args, settings, device, *, graph: bool = False) -> Path:
+    folder = new_folder(args.out, "decode", device, args.version)
+    size, prompt, new, traced = (settings[k] for k in ("decode_size", "prompt", "new_tokens", "trace_tokens"))
+    commands, files, timing, plain, checks = [meta.command_line()], {}, {}, [], {}
+    mode = "graph" if graph else "eager"
+    for variant, fused in VARIANTS.items():
+        timing[variant] = _timing_twice(args, variant, mode, settings, commands)
+        if graph:  # the v1 method on the same machine, for a fair comparison
+            timing[f"{variant}_eager"] = _timing_twice(args, variant, "eager", settings, commands)
+        model, tokens = decode.build(size, fused, prompt, new, device)
+        if graph:
+            dec = decode_graph.GraphDecoder(model, tokens, new, graph=True)
+            run = dec.generate
+            eager_tokens = decode.generate(model, tokens, new, ranges=False)
+            graph_tokens = dec.generate(new, ranges=False)
+            same = (eager_tokens == graph_tokens)[0].tolist()
+            checks[variant] = {
+                "tokens_equal_to_eager": sum(same),
+                "tokens": len(same),
+                "first_difference": same.index(False) if False in same else None,
+                "graph_captured": dec.graph is not None,
+            }
+        else:
+            run = lambda n, model=model, tokens=tokens: decode.generate(model, tokens, n)
+        measure(lambda: run(traced), device, reps=0, warmup=settings["warmup"])  # warm before tracing  # noqa: B023
+        plain.append(folder / f"trace_{variant}.json")
+        trace(lambda: run(traced), device, plain[-1], record_shapes=True)  # noqa: B023
+        checks.setdefault(variant, {})["trace_kernels"] = kernel_summary(plain[-1])
+        files[plain[-1].name + ".xz"] = (
+            f"Kineto trace (PyTorch profiler, {'CPU+CUDA' if device.type == 'cuda' else 'CPU'}, shapes): prefill + "
+            f"{traced - 1} decode steps, {variant} attention"
+            + (", each decode step one CUDA-graph replay" if graph else "")
+        )
+        del model
+    compress(plain)
+    write_json(folder / "timing.json", timing)
+    files["timing.json"] = (
+        "wall-clock and CUDA-event ms of a whole generation (prefill + decode), no profiler, warm-up until steady, "
+        "two processes"
+        + ("; <variant>_eager: the eager (v1) decode timed the same way on the same machine" if graph else "")
+    )
+    _decode_meta(folder, device, settings, commands, files, graph=graph, notes=args.notes, extra={"checks": checks})
+    if device.type == "cuda" and not args.no_ncu:
+        args.into, args.variants, args.graph = str(folder), list(VARIANTS), graph
+        cmd_ncu(args, settings, device)
     return folder
 
 
+def cmd_decode_graph(args, settings, device) -> Path:
+    return cmd_decode(args, settings, device, graph=True)
+
+
 def cmd_ncu(args, settings, device) -> Path:
-    folder = Path(args.into) if args.into else new_folder(args.out, "decode", device)
-    result = {v: ncu.run(folder, v, settings["decode_size"], settings["prompt"]) for v in args.variants}
-    (folder / "ncu_run.json").write_text(json.dumps(result, indent=2, sort_keys=True) + "\n")
+    folder = Path(args.into) if args.into else new_folder(args.out, "decode", device, args.version)
+    extra = ["--graph", "--new", str(settings["new_tokens"])] if args.graph else []
+    result = {v: ncu.run(folder, v, settings["decode_size"], settings["prompt"], extra) for v in args.variants}
+    write_json(folder / "ncu_run.json", result)
     meta_path = folder / "meta.json"
     if meta_path.exists():  # add the ncu commands to the decode capture's metadata
         data = json.loads(meta_path.read_text())
@@ -114,39 +208,52 @@ def cmd_ncu(args, settings, device) -> Path:
             v: {k: r.get(k) for k in ("status", "commands", "sections", "reason")} for v, r in result.items()
         }
         data["ncu_workload"] = {"prompt_tokens": settings["prompt"], "new_tokens": 2, "decode_steps": 1}
+        if args.graph:
+            data["ncu_workload"]["decode_step"] = "CUDA graph replay (ncu profiles each kernel node)"
         for r in result.values():
             data["files"].update(r.get("files", {}))
-        meta_path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+        write_json(meta_path, data)
     print(json.dumps({v: r["status"] for v, r in result.items()}))
     return folder
 
 
+def cmd_decode_time(args, settings, device) -> None:
+    size, prompt, new = settings["decode_size"], settings["prompt"], settings["new_tokens"]
+    model, tokens = decode.build(size, VARIANTS[args.variant], prompt, new, device)
+    if args.mode == "graph":
+        run = decode_graph.GraphDecoder(model, tokens, new, graph=True).generate
+    else:
+        run = lambda: decode.generate(model, tokens, new)
+    result = measure(run, device, reps=settings["decode_reps"], warmup=settings["warmup"])
+    result.update(process=args.process, mode=args.mode, new_tokens=new, pid=os.getpid())
+    write_json(Path(args.json), result)
+
+
+def cmd_decode_step(args, settings, device) -> None:
+    """The workload ncu profiles: warm-up, then prefill + one decode step inside NVTX ranges."""
+    if args.graph:
+        model, tokens = decode.build(args.size, VARIANTS[args.variant], args.prompt, args.new, device)
+        dec = decode_graph.GraphDecoder(model, tokens, args.new, graph=True)
+        dec.generate(2, ranges=False)
+        dec.generate(2, nvtx=device.type == "cuda")
+    else:
+        model, tokens = decode.build(args.size, VARIANTS[args.variant], args.prompt, 2, device)
+        decode.generate(model, tokens, 2, ranges=False)
+        decode.generate(model, tokens, 2, nvtx=device.type == "cuda")
+    sync(device)
+
+
 def cmd_sweep(args, settings, device) -> Path:
-    folder = new_folder(args.out, "sweep", device)
-    results, commands = [], [meta.command_line()]
-    with tempfile.TemporaryDirectory() as tmp:
+    folder = new_folder(args.out, "sweep", device, args.version)
+    commands, parts = [meta.command_line()], {1: [], 2: []}
+    for process in (1, 2):  # all sizes in process set 1 (timing, then traces), then all again
         for size in settings["sweep_sizes"]:
-            part = Path(tmp) / f"{size}.json"
-            cmd = [
-                sys.executable,
-                "-m",
-                "generators.capture",
-                "sweep-size",
-                "--size",
-                size,
-                "--json",
-                str(part),
-                "--traces",
-                str(folder / "traces"),
-            ] + (["--smoke"] if args.smoke else [])
-            commands.append(" ".join(cmd[1:]))
-            proc = subprocess.run(cmd)
-            if proc.returncode != 0 or not part.exists():
-                results.append({"size": size, "status": "failed", "returncode": proc.returncode})
-                continue
-            results.extend(json.loads(part.read_text()))
-    doc = {"schema": "profsite.sweep/1", "results": results}
-    (folder / "results.json").write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+            extra = ["--traces", str(folder / "traces")] if process == 1 else []
+            cmd = internal("sweep-size", "--size", size, "--process", str(process), *extra, smoke=args.smoke)
+            got = run_json(cmd, commands)
+            parts[process] += got if isinstance(got, list) else [{"size": size, **got}]
+    results = sweep.merge(parts[1], parts[2])
+    write_json(folder / "results.json", {"schema": sweep.SCHEMA, "results": results})
     meta.write(
         folder,
         "sweep",
@@ -160,23 +267,91 @@ def cmd_sweep(args, settings, device) -> Path:
             "precision": "fp32 weights, torch.autocast bfloat16",
             "optimizer": "AdamW(lr=1e-4)",
             "attention": "written out (scores, softmax, matmul ranges)",
-            "warmup": settings["warmup"],
-            "reps": settings["reps"],
+            "reps": settings["sweep_reps"],
+            "warmup": "until steady (see warmup_rule per record)",
+            "timing": "wall clock and CUDA events per step; two fresh processes per size",
+            "notes": args.notes.read_text(encoding="utf-8") if args.notes else None,
         },
         files={
-            "results.json": "timings, peak memory and status per configuration",
-            "traces/": "one Kineto trace per configuration that ran",
+            "results.json": f"{sweep.SCHEMA}: timings of both processes, peak memory, OOM details per configuration",
+            "traces/": "one Kineto trace per configuration that ran (process 1, after all timing)",
         },
     )
     return folder
 
 
+def cmd_sweep_size(args, settings, device) -> None:
+    results = sweep.run_size(
+        args.size,
+        settings["seqs"],
+        settings["batch"],
+        device,
+        Path(args.traces) if args.traces else None,
+        reps=settings["sweep_reps"],
+        process=args.process,
+        warmup=settings["warmup"],
+    )
+    write_json(Path(args.json), results)
+
+
+def cmd_sweep_probe(args, settings, device) -> None:
+    write_json(Path(args.json), probe.run(args.size, device, reps=settings["sweep_reps"]))
+
+
+def cmd_microbench(args, settings, device) -> Path:
+    folder = new_folder(args.out, "microbench", device, args.version)
+    commands = [meta.command_line()]
+    runs = [run_json(internal("microbench-run", "--process", str(i), smoke=args.smoke), commands) for i in (1, 2)]
+    if "ops" not in runs[0]:
+        raise SystemExit(f"error: microbench-run failed: {runs[0]}")
+    doc = microbench.merge(runs[0], runs[1] if "ops" in runs[1] else None)
+    write_json(folder / "results.json", doc)
+    meta.write(
+        folder,
+        "microbench",
+        device,
+        commands=commands,
+        model=None,
+        workload={
+            "reps": settings["microbench_reps"],
+            "warmup": "until the CUDA-event times are steady",
+            "l2": f"flushed before every repetition (zeroing {microbench.FLUSH_BYTES} bytes), except l2_read",
+            "m_values": microbench.M_LIST,
+            "hidden": microbench.HIDDEN,
+            "fp8_recipe": microbench.FP8_RECIPE,
+            "processes": 2,
+        },
+        files={"results.json": f"{microbench.SCHEMA}: one record per op, dtype and size (schema in microbench.py)"},
+    )
+    return folder
+
+
+def cmd_microbench_run(args, settings, device) -> None:
+    write_json(Path(args.json), microbench.run(device, smoke=args.smoke, reps=settings["microbench_reps"]))
+
+
+def cmd_ddp(args, settings, device) -> Path | None:
+    ranks = 2 if device.type != "cuda" else torch.cuda.device_count()
+    if ranks < 2:
+        print("ddp: skipped, it needs at least 2 GPUs", flush=True)
+        return None
+    folder = new_folder(args.out, "ddp", device, args.version, args.report)
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc-per-node={ranks}"]
+    cmd += ["-m", "generators.capture.ddp", "--out", str(folder), *settings["ddp"]]
+    env = {**os.environ, **DDP_SAFE_ENV}  # NVLink multicast stays off on shared hosts
+    subprocess.run(cmd, env=env, check=True)
+    data = json.loads((folder / "meta.json").read_text())
+    data["commands"] = [meta.command_line(), meta.shell(cmd)]
+    write_json(folder / "meta.json", data)
+    return folder
+
+
 def cmd_peaks(args, settings, device) -> Path:
-    folder = new_folder(args.out, "peaks", device)
+    folder = new_folder(args.out, "peaks", device, args.version)
     doc = peaks.measure(device, smoke=args.smoke)
     gpu = meta.gpu_info(device)
     doc["gpu"] = {k: gpu.get(k) for k in ("name", "sm_count", "total_memory_bytes", "l2_bytes")}
-    (folder / "peaks.json").write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+    write_json(folder / "peaks.json", doc)
     meta.write(
         folder,
         "peaks",
@@ -189,48 +364,38 @@ def cmd_peaks(args, settings, device) -> Path:
     return folder
 
 
-def cmd_decode_step(args, settings, device) -> None:
-    """The workload ncu profiles: warm-up, then prefill + one decode step inside NVTX ranges."""
-    model, tokens = decode.build(args.size, VARIANTS[args.variant], args.prompt, 2, device)
-    decode.generate(model, tokens, 2, ranges=False)
-    decode.generate(model, tokens, 2, nvtx=device.type == "cuda")
-    sync(device)
-
-
-def cmd_sweep_size(args, settings, device) -> None:
-    results = sweep.run_size(
-        args.size,
-        settings["seqs"],
-        settings["batch"],
-        device,
-        Path(args.traces),
-        warmup=settings["warmup"],
-        reps=settings["reps"],
-    )
-    Path(args.json).write_text(json.dumps(results))
-
-
 def cmd_all(args, settings, device) -> None:
-    """Everything the sample data holds: peaks, decode traces, ncu of both variants, sweep."""
-    print(f"wrote {cmd_peaks(args, settings, device)}", flush=True)
-    decode_folder = cmd_decode(args, settings, device)
-    print(f"wrote {decode_folder}", flush=True)
-    if device.type == "cuda":
-        args.into, args.variants = str(decode_folder), list(VARIANTS)
-        print(f"wrote {cmd_ncu(args, settings, device)}", flush=True)
-    print(f"wrote {cmd_sweep(args, settings, device)}", flush=True)
+    """Everything the sample data holds."""
+    for step in (cmd_peaks, cmd_decode, cmd_decode_graph, cmd_sweep, cmd_microbench, cmd_ddp):
+        folder = step(args, settings, device)
+        if folder is not None:
+            print(f"wrote {folder}", flush=True)
+
+
+COMMANDS = ["all", "peaks", "decode", "decode-graph", "ncu", "sweep", "microbench", "ddp"]
+INTERNAL = ["decode-step", "decode-time", "sweep-size", "microbench-run", "sweep-probe"]
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python3 -m generators.capture", description=__doc__)
-    parser.add_argument("command", choices=["all", "decode", "ncu", "sweep", "peaks", "decode-step", "sweep-size"])
+    parser = argparse.ArgumentParser(
+        prog="python3 -m generators.capture", description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("command", choices=COMMANDS + INTERNAL)
     parser.add_argument("--out", type=Path, default=Path("data"))
+    parser.add_argument("--version", help="version folder name (default: one above the highest)")
+    parser.add_argument("--report", help="ddp: report folder name (default: ddp-<gpu>)")
     parser.add_argument("--smoke", action="store_true", help="CPU, tiny model, small settings")
+    parser.add_argument("--no-ncu", action="store_true", help="decode, decode-graph: skip Nsight Compute")
+    parser.add_argument("--notes", type=Path, help="sweep: a markdown file stored as workload.notes; decode: as notes")
     parser.add_argument("--into", help="ncu: add to this existing decode folder")
     parser.add_argument("--variants", nargs="+", default=["fused"], choices=list(VARIANTS))
+    parser.add_argument("--graph", action="store_true", help="ncu, decode-step: the decode step is a CUDA graph")
     parser.add_argument("--size", default="large", choices=list(SIZES))
     parser.add_argument("--variant", default="fused", choices=list(VARIANTS))
+    parser.add_argument("--mode", default="eager", choices=["eager", "graph"])
     parser.add_argument("--prompt", type=int, default=FULL["prompt"])
+    parser.add_argument("--new", type=int, default=FULL["new_tokens"])
+    parser.add_argument("--process", type=int, default=1)
     parser.add_argument("--json")
     parser.add_argument("--traces")
     args = parser.parse_args(argv)

@@ -101,6 +101,11 @@ def command_line() -> str:
     )
 
 
+def shell(cmd: list[str]) -> str:
+    """A command as recorded in ``commands``: the interpreter by name, not by path."""
+    return shlex.join([Path(cmd[0]).name, *cmd[1:]])
+
+
 def write(
     folder: Path,
     kind: str,

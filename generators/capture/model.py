@@ -4,6 +4,15 @@ Random weights: profiling does not depend on trained values. The written-out att
 puts each step in its own ``record_function`` range (``scores``, ``softmax``, ``matmul``)
 so reports can compare softmax against matmul time; the fused one calls
 ``scaled_dot_product_attention``.
+
+``TransformerLM.forward`` takes a ``KVCache`` whose length is a Python int (eager decode:
+shapes change every step). ``TransformerLM.forward_static`` is the same computation for one
+token with every shape fixed, so that a CUDA graph can capture it once and replay it for
+every decode step: the position is a device tensor (``StaticKV.pos``), the new key/value
+is written with ``index_copy_`` at that position, RoPE rows are picked with
+``index_select``, and attention runs over the whole preallocated cache with a mask
+``positions <= pos`` (attention over masked slots is wasted work: ``max_len`` keys per step
+instead of ``pos + 1``).
 """
 
 from __future__ import annotations
@@ -84,6 +93,18 @@ class KVCache:
         self.length = 0
 
 
+class StaticKV(KVCache):
+    """A ``KVCache`` whose decode position is a device tensor (for CUDA-graph replay).
+
+    The eager ``forward`` (prefill) uses ``length`` like ``KVCache``; ``forward_static``
+    reads and advances nothing itself: the caller owns ``pos`` (a 0-d int64 tensor)."""
+
+    def __init__(self, cfg: ModelConfig, batch: int, max_len: int, device, dtype):
+        super().__init__(cfg, batch, max_len, device, dtype)
+        self.pos = torch.zeros((), dtype=torch.long, device=device)
+        self.positions = torch.arange(max_len, device=device)
+
+
 class Attention(nn.Module):
     def __init__(self, cfg: ModelConfig, fused: bool):
         super().__init__()
@@ -119,6 +140,28 @@ class Attention(nn.Module):
                 o = p @ v
         return self.out(o.transpose(1, 2).reshape(b, t, d))
 
+    def forward_static(self, x, cos, sin, layer: int, cache: StaticKV, valid: torch.Tensor):
+        """One token (``x``: B x 1 x d) at position ``cache.pos``; ``valid``: (1, 1, 1, max_len) bool."""
+        b, t, d = x.shape
+        q, k, v = self.qkv(x).view(b, t, 3, self.n_heads, self.head_dim).permute(2, 0, 3, 1, 4)
+        pos = cache.pos.view(1)
+        c, s_ = cos.index_select(0, pos), sin.index_select(0, pos)
+        q, k = apply_rope(q, c, s_), apply_rope(k, c, s_)
+        cache.k[layer].index_copy_(2, pos, k)
+        cache.v[layer].index_copy_(2, pos, v)
+        k, v = cache.k[layer], cache.v[layer]
+        if self.fused:
+            o = F.scaled_dot_product_attention(q, k, v, attn_mask=valid)
+        else:
+            with record_function("scores"):
+                s = (q @ k.transpose(-2, -1)) / math.sqrt(self.head_dim)
+                s = s.masked_fill(~valid, float("-inf"))
+            with record_function("softmax"):
+                p = torch.softmax(s, dim=-1)
+            with record_function("matmul"):
+                o = p @ v
+        return self.out(o.transpose(1, 2).reshape(b, t, d))
+
 
 class SwiGLU(nn.Module):
     def __init__(self, cfg: ModelConfig):
@@ -143,6 +186,10 @@ class Block(nn.Module):
         x = x + self.attn(self.norm1(x), cos, sin, layer, cache)
         return x + self.ffn(self.norm2(x))
 
+    def forward_static(self, x, cos, sin, layer, cache, valid):
+        x = x + self.attn.forward_static(self.norm1(x), cos, sin, layer, cache, valid)
+        return x + self.ffn(self.norm2(x))
+
 
 class TransformerLM(nn.Module):
     def __init__(self, cfg: ModelConfig, fused: bool, max_len: int):
@@ -162,4 +209,12 @@ class TransformerLM(nn.Module):
             x = block(x, self.cos, self.sin, i, cache)
         if cache is not None:
             cache.length += tokens.shape[1]
+        return self.lm_head(self.norm(x))
+
+    def forward_static(self, token: torch.Tensor, cache: StaticKV) -> torch.Tensor:
+        """Logits for one token per sequence (``token``: B x 1) at position ``cache.pos``."""
+        x = self.embed(token)
+        valid = (cache.positions <= cache.pos).view(1, 1, 1, -1)  # broadcast over batch, heads, query
+        for i, block in enumerate(self.blocks):
+            x = block.forward_static(x, self.cos, self.sin, i, cache, valid)
         return self.lm_head(self.norm(x))

@@ -60,7 +60,10 @@ def export_commands(rep: Path) -> dict[str, list[str]]:
     return {page: ["ncu", "--import", str(rep), "--page", page, "--csv"] for page in ("raw", "details")}
 
 
-def run(folder: Path, variant: str, size: str, prompt: int) -> dict:
+def run(folder: Path, variant: str, size: str, prompt: int, extra: list[str] | None = None) -> dict:
+    """Profile one decode step of ``variant`` (``extra``: more ``decode-step`` arguments, e.g.
+    ``--graph``: the step is a CUDA-graph replay, whose kernels ncu profiles one by one, as
+    its default ``--graph-profiling node`` does) and export both CSV pages into ``folder``."""
     if shutil.which("ncu") is None:
         return {"status": "skipped", "reason": "ncu is not on PATH"}
     workload = [
@@ -74,6 +77,7 @@ def run(folder: Path, variant: str, size: str, prompt: int) -> dict:
         variant,
         "--prompt",
         str(prompt),
+        *(extra or []),
     ]
     rep = Path("/tmp") / f"profsite_ncu_{variant}.ncu-rep"
     cmd = profile_command(rep, workload)
