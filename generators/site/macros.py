@@ -1,6 +1,6 @@
 """The mkdocs-macros module (``module_name`` in mkdocs.yml): registers the page functions.
 
-Pages call four macros; everything else lives in ``generators.sections``, the report kinds
+Pages call these macros; everything else lives in ``generators.sections``, the report kinds
 (``generators.kinds``) and ``generators.render``:
 
 * ``{{ unit("hardware.ridge") }}`` - a generated piece (table, figure, list) rendered for the
@@ -9,7 +9,9 @@ Pages call four macros; everything else lives in ``generators.sections``, the re
   the page's language with its unit (chosen by magnitude; ``unit="ms"`` names one).
 * ``{{ claim("fused.class.compute.launches == 0") }}`` - a checked claim beside a
   qualitative sentence: the build fails when the condition does not hold for the facts
-  (``generators.claims``).
+  (``generators.claims``); on an older version's page it is shown as not holding instead.
+* ``{% if fact("fused.gpu_idle_share") > 0.5 %}...{% endif %}`` - a fact's value in base
+  units, for prose that depends on the version's data.
 * ``{{ lit("RTX 5090") }}`` - text with a number typed on purpose (a product name, a year,
   a version, a model size), returned unchanged; the stray-number check
   (``python -m generators check-literals``) skips it and flags every other typed number.
@@ -28,6 +30,7 @@ import html
 
 from generators import claims
 from generators.errors import UserError
+from generators.messages import N_
 from generators.render.units import show
 from generators.sections import MODELS, UNITS
 from generators.site.context import SiteContext
@@ -117,16 +120,44 @@ def define_env(env) -> None:
             raise UserError(None, f"unknown model {model!r}; known: {', '.join(sorted(MODELS))}")
         m = MODELS[model]
         facts = runner.facts(m, page_options(m, options))
-        if not claims.evaluate(condition, {k: q.value for k, q in facts.items()}):
-            shown = ", ".join(f"{n} = {facts[n].value:.6g}" for n in claims.names(condition) if n in facts)
-            raise UserError(None, f"claim does not hold: {condition} ({shown})")
-        return f'<span class="ps-claim" data-claim="{html.escape(condition)}"></span>'
+        if claims.evaluate(condition, {k: q.value for k, q in facts.items()}):
+            return f'<span class="ps-claim" data-claim="{html.escape(condition)}"></span>'
+        shown = ", ".join(f"{n} = {facts[n].value:.6g}" for n in claims.names(condition) if n in facts)
+        page_scope = scope()
+        if page_scope.report and page_scope.version != runner.catalog.latest(page_scope.report):
+            # The prose is written for the latest version; on an older version's page a claim
+            # that does not hold is shown as such, not hidden and not fatal.
+            note = runner.translator(language()).gettext(
+                N_("This statement does not hold for {version}: {condition} ({values})."),
+                version=page_scope.version,
+                condition=condition,
+                values=shown,
+            )
+            return (
+                f'<span class="ps-claim ps-claim-false" data-claim="{html.escape(condition)}" '
+                f'title="{html.escape(note)}">{html.escape(note)}</span>'
+            )
+        raise UserError(None, f"claim does not hold: {condition} ({shown})")
 
     def kind_model(report: str) -> str:
         """The model of a report's kind (its first)."""
         from generators.kinds import kind_of, read_config
 
         return kind_of(read_config(runner.catalog, report)).models[0].name
+
+    @env.macro
+    @naming_the_page
+    def fact(name: str, model: str | None = None, **options) -> float:
+        """A fact's value in base units, for conditions in a page's Jinja
+        (``{% if fact("fused.gpu_idle_share") > 0.5 %}...{% endif %}``): prose that depends on
+        the version's data. Shown numbers still go through ``value``."""
+        if model is None:
+            report = (env.page.meta or {}).get("report")
+            if not report:
+                raise UserError(None, f"fact {name!r}: name the model (model=...) on a page without a report")
+            model = kind_model(str(report))
+        m = MODELS[model]
+        return runner.fact(m, name, page_options(m, options)).value
 
     @env.macro
     def lit(text) -> str:
