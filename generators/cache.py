@@ -79,7 +79,7 @@ def _imported_names(path: Path, module: str) -> set[str]:
     return names
 
 
-def module_closure(modules: Iterable[str]) -> list[Path]:
+def module_closure(modules: Iterable[str], index: StatIndex | None = None) -> list[Path]:
     """Source files of ``modules`` and of every ``generators.*`` module they import, sorted.
 
     Written by hand because ``modulefinder`` follows every standard-library and
@@ -97,31 +97,91 @@ def module_closure(modules: Iterable[str]) -> list[Path]:
         if path is None:
             continue
         seen[name] = path
-        todo.extend(_imported_names(path, name))
+        todo.extend(index.imports(path, name) if index else _imported_names(path, name))
         parent = name.rpartition(".")[0]
         if parent:
             todo.append(parent)
     return sorted(set(seen.values()))
 
 
-def code_digest(modules: Iterable[str]) -> str:
+def code_digest(modules: Iterable[str], index: StatIndex | None = None) -> str:
     h = hashlib.sha256()
-    for path in module_closure(modules):
+    for path in module_closure(modules, index):
         h.update(path.relative_to(PACKAGE_DIR).as_posix().encode() + b"\0")
-        h.update(hashlib.sha256(path.read_bytes()).digest())
+        h.update(bytes.fromhex(index.digest(path)) if index else hashlib.sha256(path.read_bytes()).digest())
     return h.hexdigest()
 
 
-def files_digest(paths: Iterable[Path], root: Path) -> list[tuple[str, str]]:
+def files_digest(paths: Iterable[Path], root: Path, index: StatIndex | None = None) -> list[tuple[str, str]]:
     """``[(path relative to root, sha256 of its bytes)]`` sorted by path."""
     out = []
+    root = root.resolve()
     for path in paths:
         try:
-            rel = path.resolve().relative_to(root.resolve()).as_posix()
+            rel = path.resolve().relative_to(root).as_posix()
         except ValueError:
             rel = path.as_posix()
-        out.append((rel, hashlib.sha256(path.read_bytes()).hexdigest()))
+        out.append((rel, index.digest(path) if index else hashlib.sha256(path.read_bytes()).hexdigest()))
     return sorted(out)
+
+
+class StatIndex:
+    """Per file: its size and modification time, its sha256 and (for Python sources) its
+    imports, persisted in the cache folder. A file whose size and mtime are unchanged is not
+    read again, so a warm build hashes nothing it already hashed (a changed file is re-read
+    and re-hashed: the content hash stays the key, size and mtime only decide when to
+    recompute it). Kept by hand in a pickle beside the results: the standard library has no
+    stat-keyed hash cache, and the index must survive the process (every build of
+    ``mkdocs serve`` reloads this package)."""
+
+    def __init__(self, path: Path | None):
+        self.path = path
+        self._entries: dict[str, tuple] = {}
+        self._dirty = False
+        if path is not None:
+            try:
+                with path.open("rb") as fh:
+                    loaded = pickle.load(fh)
+                if isinstance(loaded, dict) and loaded.get("schema") == SCHEMA_VERSION:
+                    self._entries = loaded["entries"]
+            except (OSError, pickle.UnpicklingError, EOFError, KeyError, AttributeError, TypeError):
+                self._entries = {}
+
+    def _entry(self, path: Path) -> list:
+        key = str(path.resolve())
+        st = os.stat(key)
+        stamp = (st.st_size, st.st_mtime_ns)
+        entry = self._entries.get(key)
+        if entry is None or entry[0] != stamp:
+            entry = [stamp, hashlib.sha256(Path(key).read_bytes()).hexdigest(), {}]
+            self._entries[key] = entry
+            self._dirty = True
+        return entry
+
+    def digest(self, path: Path) -> str:
+        return self._entry(path)[1]
+
+    def imports(self, path: Path, module: str) -> set[str]:
+        entry = self._entry(path)
+        if module not in entry[2]:
+            entry[2][module] = frozenset(_imported_names(path, module))
+            self._dirty = True
+        return entry[2][module]
+
+    def save(self) -> None:
+        """Write the index when it changed (atomically, like the results)."""
+        if self.path is None or not self._dirty:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tmp-", suffix=".pickle")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump({"schema": SCHEMA_VERSION, "entries": self._entries}, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        self._dirty = False
 
 
 def toolchain() -> dict[str, str]:
@@ -147,6 +207,10 @@ class ResultCache:
     hits: int = 0
     misses: int = 0
     computed: list[str] = field(default_factory=list)  # "<namespace>/<slot>" in order, for tests
+    index: StatIndex = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.index = StatIndex(None if self.root is None else self.root / "stat-index.pickle")
 
     def get_or_compute(self, namespace: str, slot: str, key: str, compute: Callable[[], T]) -> T:
         if self.root is None:

@@ -128,3 +128,24 @@ def test_code_digest_changes_with_the_source(tmp_path, monkeypatch):
     assert code_digest(["generators.sub.a"]) == before
     (pkg / "sub" / "b.py").write_text("X = 2\n")  # imported by a
     assert code_digest(["generators.sub.a"]) != before
+
+
+def test_the_stat_index_rehashes_only_what_changed_on_disk(tmp_path, monkeypatch):
+    from generators.cache import StatIndex
+
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("alpha")
+    b.write_text("beta")
+    index = StatIndex(tmp_path / "index.pickle")
+    first = index.digest(a), index.digest(b)
+    index.save()
+    reads: list[str] = []
+    original = Path.read_bytes
+    monkeypatch.setattr(Path, "read_bytes", lambda self: reads.append(self.name) or original(self))
+    again = StatIndex(tmp_path / "index.pickle")  # a new build, the index from disk
+    assert (again.digest(a), again.digest(b)) == first and reads == []  # nothing read again
+    a.write_text("gamma")  # same size, new bytes and mtime
+    assert again.digest(a) != first[0] and reads == ["a.txt"]
+    import hashlib
+
+    assert again.digest(a) == hashlib.sha256(b"gamma").hexdigest()

@@ -70,14 +70,15 @@ class Runner:
                 version=model.version,
                 options=options,
                 languages=self.settings.codes,
-                inputs=files_digest(inputs, self.catalog.root),
-                code=code_digest({model.compute.__module__, model.inputs.__module__}),
+                inputs=files_digest(inputs, self.catalog.root, self.cache.index),
+                code=code_digest({model.compute.__module__, model.inputs.__module__}, self.cache.index),
                 toolchain=toolchain(),
             )
             value = self.cache.get_or_compute(
                 "results", slot_name(model.name, options), key, lambda: model.compute(self.catalog, options)
             )
             self._results[memo] = (key, value)
+            self.cache.index.save()
         return self._results[memo]
 
     def fragment(self, unit: Unit, options: dict[str, str], language: str) -> Fragment:
@@ -95,8 +96,9 @@ class Runner:
             options=render_options,
             language=language,
             catalog=catalog,
-            code=code_digest([module]),
+            code=code_digest([module], self.cache.index),
         )
+        self.cache.index.save()
         slot = slot_name(f"{unit.name}.{language}", self.resolve(unit.model, model_options) | render_options)
         return self.cache.get_or_compute(
             "fragments", slot, key, lambda: _render_function(unit)(result, tr, render_options)
