@@ -57,7 +57,11 @@ def add_arguments(parser) -> None:
         "several files, a directory or a glob for a summary over all of them",
     )
     parser.add_argument(
-        "--range", metavar="NAME", dest="range_name", help="only kernels launched inside ranges with exactly this name"
+        "--range",
+        metavar="NAME",
+        dest="range_name",
+        help="only kernels launched inside ranges with exactly this name; with --by-rank: the range whose "
+        "windows are a step (default 'step'), which picks the straggler",
     )
     parser.add_argument("--top", metavar="N", type=_positive, help="list only the N kernels with most total time")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
