@@ -36,6 +36,8 @@ be read is listed under ``failed`` and as ``error: <path>: <what>`` on stderr, t
 are summarised, and the exit code is 1; when no file can be read, it is 2 and stdout
 stays empty. One file given as such (not a directory or pattern, and no ``--scheduler``)
 keeps the one-file output and is never cached: it is decoded directly.
+
+``--by-rank``: the per-rank view instead of the summary (``commands.by_rank``).
 """
 
 from __future__ import annotations
@@ -55,7 +57,11 @@ def add_arguments(parser) -> None:
         "several files, a directory or a glob for a summary over all of them",
     )
     parser.add_argument(
-        "--range", metavar="NAME", dest="range_name", help="only kernels launched inside ranges with exactly this name"
+        "--range",
+        metavar="NAME",
+        dest="range_name",
+        help="only kernels launched inside ranges with exactly this name; with --by-rank: the range whose "
+        "windows are a step (default 'step'), which picks the straggler",
     )
     parser.add_argument("--top", metavar="N", type=_positive, help="list only the N kernels with most total time")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
@@ -70,6 +76,12 @@ def add_arguments(parser) -> None:
         metavar="ADDRESS",
         help="run the map on a Dask cluster (e.g. tcp://host:8786; workers read the same paths), "
         "or 'local' for a distributed.LocalCluster of --jobs workers",
+    )
+    parser.add_argument(
+        "--by-rank",
+        action="store_true",
+        help="per-rank view of a job's traces: busy, idle, communication, overlap, kernel time per range, "
+        "the straggler (slowest --range, default 'step') and the waits in collectives",
     )
     cache = parser.add_mutually_exclusive_group()
     cache.add_argument("--cache-dir", metavar="DIR", help="where per-file partial results are cached (many files)")
@@ -241,6 +253,10 @@ def run(args) -> int:
 
     from generators.distributed import paths
 
+    if args.by_rank:
+        from generators.commands import by_rank
+
+        return by_rank.run(args)
     if args.scheduler is not None or paths.is_many([str(p) for p in args.paths]):
         doc, failures = summarize_many(args)
         for f in failures:

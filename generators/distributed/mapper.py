@@ -9,8 +9,12 @@ and a per-rank view need, small enough to pickle, cache and send between process
 * with ``options.ranks`` (Kineto traces): ``devices`` (``analysis.rank_activity``: busy,
   idle, compute, communication and their overlap per device), ``ranges`` (per
   ``record_function`` name: windows, wall time, kernel and communication time launched
-  inside) and ``comm_kernels`` (every communication kernel's name, start, duration,
-  device and stream: what a later view needs to line collectives up across ranks).
+  inside), ``comm_kernels`` (every communication kernel's name, start, duration, device,
+  stream and, where PyTorch recorded them, collective, process group and element count:
+  what ``analysis.collectives`` needs to line collectives up across ranks),
+  ``annotations`` (every ``record_function`` window: name, start, end; a step's length)
+  and ``clock_ns`` (the trace's ``baseTimeNanoseconds``: times in the file are relative
+  to it, so ``start_ns + clock_ns`` is comparable across the files of one job).
 
 The result depends only on the file's bytes and the options, never on its path, so it
 can be cached by content (``distributed.cache``). ``run_one`` wraps it for executors:
@@ -29,7 +33,7 @@ from generators.analysis import rank_activity as ra
 from generators.errors import UserError
 
 #: Bump when a field of FilePartial is renamed, removed or changes meaning.
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -47,6 +51,8 @@ class FilePartial:
     devices: list[ra.DeviceActivity] | None = None
     ranges: list[ra.RangeTotals] | None = None
     comm_kernels: dict | None = None
+    annotations: dict | None = None
+    clock_ns: int = 0
     schema_version: int = SCHEMA_VERSION  # kernel_partial.SCHEMA_VERSION is in the cache key's code digest
 
 
@@ -76,6 +82,7 @@ def _kineto(path: str, options: MapOptions) -> FilePartial:
         host=name is not None or options.ranks,
         range_names=frozenset([name]) if name is not None else frozenset(),
         annotations=options.ranks,
+        collectives=options.ranks,
     )
     scan = kineto_scan.scan(path, want)
     k = scan.kernels
@@ -101,7 +108,6 @@ def _kineto(path: str, options: MapOptions) -> FilePartial:
     out = FilePartial("kineto-json", partial, distributed=dist)
     if not options.ranks:
         return out
-    names = k["name"]
     comm = ra.is_comm(uniques)[codes] if len(uniques) else np.zeros(0, bool)
     m = scan.memory_ops
     devices = ra.device_activity(k["start_ns"], dur, k["device"], comm, m["start_ns"], m["dur_ns"], m["device"])
@@ -118,11 +124,26 @@ def _kineto(path: str, options: MapOptions) -> FilePartial:
         dur,
         comm,
     )
+    comm_rows = np.flatnonzero(comm).tolist()
     comm_kernels = {
-        "name": [n for n, c in zip(names, comm.tolist()) if c],
-        **{col: k[col][comm] for col in ("start_ns", "dur_ns", "device", "stream")},
+        **{col: [k[col][i] for i in comm_rows] for col in ("name", "collective", "group")},
+        **{col: k[col][comm] for col in ("start_ns", "dur_ns", "device", "stream", "elements")},
     }
-    return FilePartial("kineto-json", partial, dist, devices=devices, ranges=ranges, comm_kernels=comm_kernels)
+    annotations = {
+        "name": [n for n, a in zip(r["name"], ann.tolist()) if a],
+        "start_ns": r["start_ns"][ann],
+        "end_ns": r["end_ns"][ann],
+    }
+    return FilePartial(
+        "kineto-json",
+        partial,
+        dist,
+        devices=devices,
+        ranges=ranges,
+        comm_kernels=comm_kernels,
+        annotations=annotations,
+        clock_ns=scan.meta["base_time_ns"] or 0,
+    )
 
 
 def _nsys_sqlite(path: str, options: MapOptions) -> FilePartial:

@@ -41,3 +41,23 @@ class Kind:
     templates: Path
     detect: Callable[[DetectContext], dict[str, Any]] | None = None
     doc: str = ""
+
+
+def hardware_id(ctx: DetectContext) -> str:
+    """The hardware entry of a raw capture: ``--hardware`` (checked to exist), else the entry
+    whose ``device_names`` list the GPU name of the capture's ``meta.json``."""
+    from generators import catalog as layout
+    from generators.errors import UserError
+    from generators.readers import capture_meta, hardware
+
+    cat = ctx.catalog
+    if ctx.hardware:
+        if not cat.hardware_path(ctx.hardware).is_file():
+            raise UserError(cat.hardware_path(ctx.hardware), "hardware file not found (--hardware)")
+        return ctx.hardware
+    meta = capture_meta.read_meta(ctx.raw_dir / layout.META)
+    name = meta.gpu.name if meta else None
+    for gpu in hardware.read_all(cat.hardware_paths(), cat.root / layout.HARDWARE, cat.languages):
+        if name in gpu.device_names:
+            return gpu.id
+    raise UserError(ctx.raw_dir, f"GPU {name!r} matches no device_names of the hardware reference: use --hardware")

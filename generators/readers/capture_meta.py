@@ -11,6 +11,10 @@ and ``.decode``); a report shows them in its setup and methodology sections.
   (``filter_mode``, ``launch_count``).
 * ``timing.json``: per variant the wall-clock time of a whole generation without a
   profiler: ``median_ms``, ``min_ms``, ``max_ms``, ``reps``.
+* a distributed capture's ``meta.json`` (``kind: ddp``, ``generators.capture.ddp``) also has
+  ``ddp`` (:func:`read_ddp`): the GPUs, ``nvidia-smi topo -m``, the NCCL environment, the
+  rank slowed on purpose (``straggler``: ``rank``, ``delay_ms``, ``method``) and each rank's
+  step times (``step_times``: per rank, per step ``phase``, ``wall_ms``, ``event_ms``).
 
 Each reader returns typed structs; a missing file is ``None`` (these records are optional
 for reports of exports made elsewhere), a malformed one a ``UserError`` naming the field.
@@ -60,6 +64,43 @@ class Timing(msgspec.Struct, frozen=True):
     reps: int
     min_ms: float | None = None
     max_ms: float | None = None
+
+
+class StepTime(msgspec.Struct, frozen=True):
+    phase: str
+    wall_ms: float
+    event_ms: float | None = None
+
+
+class RankSteps(msgspec.Struct, frozen=True):
+    rank: int
+    steps: list[StepTime]
+    device: str | None = None
+
+
+class SlowedRank(msgspec.Struct, frozen=True):
+    rank: int
+    delay_ms: float
+    method: str
+
+
+class Ddp(msgspec.Struct, frozen=True):
+    gpus: list[str] = []
+    nvidia_smi_topo: str | None = None
+    env: dict[str, str | None] = {}
+    straggler: SlowedRank | None = None
+    step_times: list[RankSteps] = []
+
+
+class _DdpMeta(msgspec.Struct, frozen=True):
+    ddp: Ddp | None = None
+
+
+def read_ddp(path: Path) -> Ddp | None:
+    """The ``ddp`` record of a distributed capture's ``meta.json``; None without one."""
+    if not path.is_file():
+        return None
+    return decode(path, _DdpMeta).ddp
 
 
 def read_meta(path: Path) -> Meta | None:

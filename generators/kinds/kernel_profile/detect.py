@@ -15,8 +15,8 @@ from pathlib import Path
 
 from generators import catalog as layout
 from generators.errors import UserError
-from generators.kinds.kind import DetectContext
-from generators.readers import capture_meta, hardware, peaks
+from generators.kinds.kind import DetectContext, hardware_id
+from generators.readers import capture_meta, peaks
 from generators.readers import detect as formats
 from generators.readers import timeline as tl
 
@@ -69,19 +69,6 @@ def _gpu_name(raw_dir: Path) -> str | None:
     return meta.gpu.name if meta else None
 
 
-def _hardware(ctx: DetectContext) -> str:
-    cat = ctx.catalog
-    if ctx.hardware:
-        if not cat.hardware_path(ctx.hardware).is_file():
-            raise UserError(cat.hardware_path(ctx.hardware), "hardware file not found (--hardware)")
-        return ctx.hardware
-    name = _gpu_name(ctx.raw_dir)
-    for gpu in hardware.read_all(cat.hardware_paths(), cat.root / layout.HARDWARE, cat.languages):
-        if name in gpu.device_names:
-            return gpu.id
-    raise UserError(ctx.raw_dir, f"GPU {name!r} matches no device_names of the hardware reference: use --hardware")
-
-
 def _measured_peaks(ctx: DetectContext) -> str | None:
     cat, name = ctx.catalog, _gpu_name(ctx.raw_dir)
     matches = [
@@ -96,7 +83,7 @@ def detect(ctx: DetectContext) -> dict:
     variants = detect_files(ctx.raw_dir)
     range_name = ctx.range or DEFAULT_RANGE
     timing = set(capture_meta.read_timing(ctx.raw_dir / layout.TIMING) or {})
-    fields: dict = {"hardware": _hardware(ctx)}
+    fields: dict = {"hardware": hardware_id(ctx)}
     measured = _measured_peaks(ctx)
     if measured:
         fields["measured_peaks"] = measured
