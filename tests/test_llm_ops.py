@@ -47,7 +47,7 @@ def test_absorbed_mla_bmm():
 def test_mla_decode_attention_over_a_latent_cache():
     # B = 2 sequences, 4,096 cached positions (the new one included), 128 heads, latent 512 + rope 64
     op = ops.attention("mla_attention", 2, 1, 4096, 128, 576, 512, 576, 576)
-    assert op.flops == 2 * 128 * 4096 * (2 * 576 + 2 * 512 + ops.SOFTMAX_FLOP)
+    assert op.flops == 2 * 128 * 4096 * (2 * 576 + 2 * 512 + 5)
     assert op.kv_bytes == 2 * 2 * (4096 * 576 + 1 * 576)  # each sequence reads its cache once
     assert op.act_bytes == 2 * 2 * 128 * (576 + 512)  # queries in, outputs out
     # every head shares the one latent per position: about 240 FLOP per byte at any batch
@@ -56,9 +56,9 @@ def test_mla_decode_attention_over_a_latent_cache():
 
 def test_gqa_decode_attention_is_heads_over_kv_heads_flop_per_byte():
     op = ops.attention("attention", 1, 1, 8192, 32, 128, 128, 2 * 8 * 128, 2 * 8 * 128)
-    assert op.flops == 32 * 8192 * (2 * 256 + ops.SOFTMAX_FLOP)
+    assert op.flops == 32 * 8192 * (2 * 256 + 5)
     assert op.kv_bytes == 2 * (8192 * 2048 + 2048)
-    assert op.flops / op.bytes == pytest.approx(4 * (1 + ops.SOFTMAX_FLOP / 512), rel=0.01)
+    assert op.flops / op.bytes == pytest.approx(4 * (1 + 5 / 512), rel=0.01)
 
 
 def test_causal_prefill_counts_each_query_key_pair_once():
@@ -66,7 +66,7 @@ def test_causal_prefill_counts_each_query_key_pair_once():
     pairs = sum(range(1, seq + 1))  # query i sees positions 1..i
     op = ops.attention("attention", 1, seq, seq, 2, 192, 128, 2 * 320, 576)
     assert pairs == 10
-    assert op.flops == 2 * pairs * (2 * (192 + 128) + ops.SOFTMAX_FLOP)
+    assert op.flops == 2 * pairs * (2 * (192 + 128) + 5)
     assert op.kv_bytes == 2 * (seq * 640 + seq * 576)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pandas as pd
 
+from generators.analysis.formulas import Formula
 from generators.errors import DataError
 from generators.readers.hardware import DTYPES, GpuSpec
 from generators.readers.peaks import MeasuredRun
@@ -52,9 +53,15 @@ MATMUL_DTYPES = {
 }
 
 
+#: The ridge point: dense peak ``P`` (FLOP/s) over memory bandwidth ``BW`` (bytes/s).
+RIDGE = Formula("ridge", "R", "P / BW")
+#: The roofline: attainable FLOP/s at arithmetic intensity ``I``.
+ATTAINABLE = Formula("attainable", "A", "min(P, I * BW)")
+
+
 def ridge_point(peak_flop_per_s: float, bandwidth_bytes_per_s: float) -> float:
     """FLOP/byte at which the bandwidth roof meets the compute roof."""
-    return peak_flop_per_s / bandwidth_bytes_per_s
+    return RIDGE(P=peak_flop_per_s, BW=bandwidth_bytes_per_s)
 
 
 def ridge_table(gpus: list[GpuSpec]) -> pd.DataFrame:

@@ -24,53 +24,98 @@ Weight formats (``WEIGHT_FORMATS``), bytes of an ``n × k`` weight matrix:
   elements along ``k``: 0.5625 bytes an element. Its per-tensor FP32 scale (4 bytes a matrix)
   is left out.
 
-Activations, KV cache and router scores stay in the precision the kernels use (BF16, FP32
-for router scores). Residual adds are taken as fused into the next RMSNorm, which is what
-serving engines run (``fused_add_rmsnorm``), and are not counted separately.
+Activations, KV cache and router scores stay in the precision the kernels use (BF16: 2 bytes
+an element; FP32 router scores and RoPE tables: 4). Residual adds are taken as fused into the
+next RMSNorm, which is what serving engines run (``fused_add_rmsnorm``), and are not counted
+separately.
+
+Every formula is a :class:`~generators.analysis.formulas.Formula` below (``FORMULAS``), the
+one copy that computes the numbers and that a report's methodology shows. FLOPs per element
+are conventions: RMSNorm squares, sums, scales and multiplies by its weight (4); SiLU-and-mul
+is exp, add and divide for the sigmoid, times x, times the up projection (5); RoPE rotates
+pairs, 4 multiplies and 2 adds a pair (3 an element); the router's sigmoid plus its bias add
+(4); softmax per score: max, subtract, exp, sum, scale (5).
 """
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-ACT_BYTES = 2  # BF16 activations, KV cache and BF16 weights
-FP32_BYTES = 4
-INDEX_BYTES = 4  # int32 expert ids
-
-#: FLOPs per element, by convention: RMSNorm squares, sums, scales and multiplies by its
-#: weight (4); SiLU-and-mul is exp, add and divide for the sigmoid, times x, times the up
-#: projection (5); RoPE rotates pairs, 4 multiplies and 2 adds a pair (3 an element); the
-#: router's sigmoid plus its bias add (4); softmax per score: max, subtract, exp, sum, scale (5).
-RMSNORM_FLOP = 4
-SILU_MUL_FLOP = 5
-ROPE_FLOP = 3
-ROUTER_SCORE_FLOP = 4
-SOFTMAX_FLOP = 5
+from generators.analysis.formulas import Formula
 
 
 @dataclass(frozen=True)
 class WeightFormat:
     bits: int  # bits of one stored value
-    scale_bytes: int  # bytes of one scale
-    block: tuple[int, int]  # (rows of n, columns of k) sharing one scale; (0, 0): no scales
+    scale_bytes: int  # bytes of one scale (0: no scales)
+    block: tuple[int, int]  # (rows of n, columns of k) sharing one scale
 
 
 WEIGHT_FORMATS = {
-    "bf16": WeightFormat(16, 0, (0, 0)),
-    "fp8": WeightFormat(8, FP32_BYTES, (128, 128)),
+    "bf16": WeightFormat(16, 0, (1, 1)),
+    "fp8": WeightFormat(8, 4, (128, 128)),
     "fp4": WeightFormat(4, 1, (1, 16)),
 }
+
+#: Bytes of an ``n × k`` weight matrix: ``v`` bits a value, one ``s``-byte scale per ``r × c`` block.
+WEIGHT_BYTES = Formula("weight_bytes", "W", "n * k * v / 8 + ceil(n / r) * ceil(k / c) * s")
+GEMM_FLOPS = Formula("gemm.flops", "F", "2 * g * m * n * k")
+GEMM_WEIGHTS = Formula("gemm.weight_bytes", "B_w", "g * W")
+GEMM_ACTS = Formula("gemm.act_bytes", "B_a", "2 * g * m * (k + n)")
+ATTENTION_PAIRS = Formula("attention.pairs", "p", "q * L - q * (q - 1) / 2")
+ATTENTION_FLOPS = Formula("attention.flops", "F", "b * h * p * (2 * (d_qk + d_v) + 5)")
+ATTENTION_ACTS = Formula("attention.act_bytes", "B_a", "2 * b * q * h * (d_qk + d_v)")
+ATTENTION_KV = Formula("attention.kv_bytes", "B_kv", "2 * b * (L * c_r + q * c_w)")
+RMSNORM_FLOPS = Formula("rmsnorm.flops", "F", "4 * m * n")
+RMSNORM_BYTES = Formula("rmsnorm.bytes", "B", "2 * 2 * m * n + 2 * n")
+SILU_FLOPS = Formula("silu_and_mul.flops", "F", "5 * m * n")
+SILU_BYTES = Formula("silu_and_mul.bytes", "B", "3 * 2 * m * n")
+ROPE_FLOPS = Formula("rope.flops", "F", "3 * t * h * d")
+ROPE_BYTES = Formula("rope.bytes", "B", "2 * 2 * t * h * d + 4 * t * d")
+EMBEDDING_BYTES = Formula("embedding.bytes", "B", "2 * 2 * t * n")
+ROUTER_FLOPS = Formula("router_topk.flops", "F", "4 * t * E")
+ROUTER_BYTES = Formula("router_topk.bytes", "B", "4 * t * E + t * a * (4 + 4)")
+COMBINE_FLOPS = Formula("experts_combine.flops", "F", "2 * t * j * n")
+COMBINE_BYTES = Formula("experts_combine.bytes", "B", "2 * t * n * (j + 1)")
+ACTIVE_EXPERTS = Formula("moe.active_experts", "E_act", "E * (1 - (1 - a / E) ** t)")
+TOKENS_PER_EXPERT = Formula("moe.tokens_per_expert", "m_e", "t * a / E_act")
+
+#: In the order a methodology shows them.
+FORMULAS = (
+    WEIGHT_BYTES,
+    GEMM_FLOPS,
+    GEMM_WEIGHTS,
+    GEMM_ACTS,
+    ATTENTION_PAIRS,
+    ATTENTION_FLOPS,
+    ATTENTION_ACTS,
+    ATTENTION_KV,
+    RMSNORM_FLOPS,
+    RMSNORM_BYTES,
+    SILU_FLOPS,
+    SILU_BYTES,
+    ROPE_FLOPS,
+    ROPE_BYTES,
+    EMBEDDING_BYTES,
+    ROUTER_FLOPS,
+    ROUTER_BYTES,
+    COMBINE_FLOPS,
+    COMBINE_BYTES,
+    ACTIVE_EXPERTS,
+    TOKENS_PER_EXPERT,
+)
 
 
 def weight_bytes(dtype: str, n: int, k: int) -> float:
     """Bytes of one ``n × k`` weight matrix stored in ``dtype`` (values plus block scales)."""
     fmt = WEIGHT_FORMATS[dtype]
-    values = n * k * fmt.bits / 8
-    if not fmt.scale_bytes:
-        return values
     rows, cols = fmt.block
-    return values + math.ceil(n / rows) * math.ceil(k / cols) * fmt.scale_bytes
+    return WEIGHT_BYTES(n=n, k=k, v=fmt.bits, r=rows, c=cols, s=fmt.scale_bytes)
+
+
+def activation_bytes_per_token(n: int, k: int) -> float:
+    """Activation bytes one token adds to a GEMM ``[m, k] × [k, n]`` (``GEMM_ACTS`` at m = 1)."""
+    return GEMM_ACTS(g=1, m=1, k=k, n=n)
 
 
 @dataclass(frozen=True)
@@ -106,9 +151,9 @@ def gemm(name: str, m: float, n: int, k: int, dtype: str, groups: float = 1, kin
         n,
         k,
         groups,
-        flops=2 * groups * m * n * k,
-        weight_bytes=groups * weight_bytes(dtype, n, k),
-        act_bytes=ACT_BYTES * groups * m * (k + n),
+        flops=GEMM_FLOPS(g=groups, m=m, n=n, k=k),
+        weight_bytes=GEMM_WEIGHTS(g=groups, W=weight_bytes(dtype, n, k)),
+        act_bytes=GEMM_ACTS(g=groups, m=m, k=k, n=n),
         kv_bytes=0,
     )
 
@@ -125,8 +170,10 @@ def attention(
     kv_write_dims: int,
 ) -> Op:
     """Causal attention of ``q_len`` new tokens per sequence over ``kv_len`` positions
-    (the new ones included), for ``batch`` sequences."""
-    pairs = q_len * kv_len - q_len * (q_len - 1) / 2  # query i sees kv_len - q_len + i positions
+    (the new ones included), for ``batch`` sequences; query i sees ``kv_len - q_len + i``
+    positions (``ATTENTION_PAIRS``)."""
+    pairs = ATTENTION_PAIRS(q=q_len, L=kv_len)
+    dims = {"b": batch, "h": heads, "d_qk": qk_dim, "d_v": v_dim, "q": q_len}
     return Op(
         name,
         "attention",
@@ -136,10 +183,10 @@ def attention(
         kv_len,
         qk_dim,
         heads,
-        flops=batch * heads * pairs * (2 * (qk_dim + v_dim) + SOFTMAX_FLOP),
+        flops=ATTENTION_FLOPS(p=pairs, **dims),
         weight_bytes=0,
-        act_bytes=ACT_BYTES * batch * q_len * heads * (qk_dim + v_dim),
-        kv_bytes=ACT_BYTES * batch * (kv_len * kv_read_dims + q_len * kv_write_dims),
+        act_bytes=ATTENTION_ACTS(**dims),
+        kv_bytes=ATTENTION_KV(b=batch, L=kv_len, q=q_len, c_r=kv_read_dims, c_w=kv_write_dims),
     )
 
 
@@ -149,38 +196,39 @@ def _rowwise(name: str, kind: str, rows: float, width: int, flops: float, nbytes
 
 def rmsnorm(name: str, rows: float, width: int) -> Op:
     """Read a row, write it normalised; the weight vector is read once."""
-    return _rowwise(name, "norm", rows, width, RMSNORM_FLOP * rows * width, 2 * ACT_BYTES * rows * width, width * 2)
+    total = RMSNORM_BYTES(m=rows, n=width)
+    weights = RMSNORM_BYTES(m=0, n=width)
+    return _rowwise(name, "norm", rows, width, RMSNORM_FLOPS(m=rows, n=width), total - weights, weights)
 
 
 def silu_and_mul(name: str, rows: float, width: int) -> Op:
     """``silu(gate) · up`` from a ``[rows, 2·width]`` input to a ``[rows, width]`` output."""
-    return _rowwise(name, "elementwise", rows, width, SILU_MUL_FLOP * rows * width, 3 * ACT_BYTES * rows * width)
+    return _rowwise(name, "elementwise", rows, width, SILU_FLOPS(m=rows, n=width), SILU_BYTES(m=rows, n=width))
 
 
 def rope(name: str, tokens: float, heads: int, dims: int) -> Op:
     """Rotate ``dims`` dimensions of ``heads`` heads per token in place; the FP32 cos/sin
     tables (``dims / 2`` each) are read once per token."""
-    elements = tokens * heads * dims
-    nbytes = 2 * ACT_BYTES * elements + FP32_BYTES * tokens * dims
-    return _rowwise(name, "elementwise", tokens, heads * dims, ROPE_FLOP * elements, nbytes)
+    size = {"t": tokens, "h": heads, "d": dims}
+    return _rowwise(name, "elementwise", tokens, heads * dims, ROPE_FLOPS(**size), ROPE_BYTES(**size))
 
 
 def embedding(name: str, tokens: float, width: int) -> Op:
     """Gather one row of the table per token: no FLOPs, a row read and a row written."""
-    return _rowwise(name, "gather", tokens, width, 0, 2 * ACT_BYTES * tokens * width)
+    return _rowwise(name, "gather", tokens, width, 0, EMBEDDING_BYTES(t=tokens, n=width))
 
 
 def router_topk(name: str, tokens: float, experts: int, active: int) -> Op:
     """Sigmoid and bias on the FP32 router scores, then the top ``active`` per token: the
-    scores are read once, ids and weights written."""
-    nbytes = FP32_BYTES * tokens * experts + tokens * active * (INDEX_BYTES + FP32_BYTES)
-    return _rowwise(name, "topk", tokens, experts, ROUTER_SCORE_FLOP * tokens * experts, nbytes)
+    scores are read once, int32 ids and FP32 weights written."""
+    flops = ROUTER_FLOPS(t=tokens, E=experts)
+    return _rowwise(name, "topk", tokens, experts, flops, ROUTER_BYTES(t=tokens, E=experts, a=active))
 
 
 def weighted_sum(name: str, tokens: float, terms: int, width: int) -> Op:
     """Each token's ``terms`` expert outputs scaled by their routing weights and summed."""
-    nbytes = ACT_BYTES * tokens * width * (terms + 1)
-    return _rowwise(name, "elementwise", tokens, width, 2 * tokens * terms * width, nbytes)
+    size = {"t": tokens, "j": terms, "n": width}
+    return _rowwise(name, "elementwise", tokens, width, COMBINE_FLOPS(**size), COMBINE_BYTES(**size))
 
 
 def expected_active_experts(tokens: float, routed: int, active: int) -> float:
@@ -192,10 +240,10 @@ def expected_active_experts(tokens: float, routed: int, active: int) -> float:
     Trained routers are not uniform (and DeepSeek-V3 limits each token to 4 of 8 expert
     groups), so real batches touch fewer experts, each with more tokens.
     """
-    return routed * (1 - (1 - active / routed) ** tokens)
+    return ACTIVE_EXPERTS(E=routed, a=active, t=tokens)
 
 
 def tokens_per_active_expert(tokens: float, routed: int, active: int) -> float:
     """Average tokens an active expert receives: ``tokens·active`` assignments over the
     expected active experts; at least 1 (it is ``tokens·active/routed`` once all are active)."""
-    return tokens * active / expected_active_experts(tokens, routed, active)
+    return TOKENS_PER_EXPERT(t=tokens, a=active, E_act=expected_active_experts(tokens, routed, active))

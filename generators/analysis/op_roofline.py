@@ -15,8 +15,9 @@ one GPU (DeepSeek-V3 does not fit one: a deployment spreads the same work over s
 
 ``table(...)`` columns (``COLUMNS``): phase, size (batch in decode, sequence length in
 prefill), dtype of the linear weights (``weights``), scope and count (``llm_layers``), the
-op's shape and bytes (``llm_ops``), then the roofline columns and ``measured_s`` (null
-until a microbenchmark of the same op, dtype and m is joined by :func:`join_measured`).
+op's shape and bytes (``llm_ops``), then the roofline columns, ``measured_s`` and ``error``
+(``measured_s / predicted_s - 1``; both null until a microbenchmark of the same op, dtype
+and m is joined by :func:`join_measured`, see ``analysis.microbench_join``).
 """
 
 from __future__ import annotations
@@ -27,12 +28,21 @@ from collections.abc import Mapping
 import pandas as pd
 
 from generators.analysis import llm_layers, llm_ops
-from generators.analysis.hardware import ridge_point
+from generators.analysis.formulas import Formula
+from generators.analysis.hardware import ATTAINABLE, RIDGE, ridge_point
 from generators.errors import UserError
 from generators.readers.hardware import GpuSpec
 from generators.readers.llm_model import ModelSpec
 
 WEIGHT_DTYPES = tuple(llm_ops.WEIGHT_FORMATS)  # bf16, fp8, fp4
+
+INTENSITY = Formula("intensity", "I", "F / B")
+PREDICTED = Formula("predicted", "T", "max(F / P, B / BW)")
+STEP = Formula("step", "T_op", "count * T")  # an op's part of the step; the step is their sum
+#: Tokens per weight matrix at which a GEMM reaches the ridge: I(m) = 2mnk / (W + m·A_t) = R.
+CROSSING = Formula("crossing", "m_R", "R * W / (2 * n * k - R * A_t)")
+ERROR = Formula("error", "err", "T_measured / T - 1")
+FORMULAS = (INTENSITY, RIDGE, ATTAINABLE, PREDICTED, STEP, CROSSING, ERROR)
 COLUMNS = [
     "phase",
     "size",
@@ -58,6 +68,7 @@ COLUMNS = [
     "attainable_flop_per_s",
     "predicted_s",
     "measured_s",
+    "error",
 ]
 TOTAL_COLUMNS = ["phase", "size", "weights", "layer", "count", "flops", "bytes", "predicted_s", "per_token_s"]
 
@@ -76,14 +87,14 @@ def peak_and_bandwidth(gpu: GpuSpec, dtype: str) -> tuple[float, float]:
 def place(op: llm_ops.Op, peak: float, bandwidth: float) -> dict:
     """The roofline columns of one op."""
     nbytes = op.bytes
-    intensity = op.flops / nbytes
+    intensity = INTENSITY(F=op.flops, B=nbytes)
     ridge = ridge_point(peak, bandwidth)
     return {
         "intensity": intensity,
         "ridge": ridge,
         "bound": "memory" if intensity < ridge else "compute",
-        "attainable_flop_per_s": min(peak, intensity * bandwidth),
-        "predicted_s": max(op.flops / peak, nbytes / bandwidth),
+        "attainable_flop_per_s": ATTAINABLE(P=peak, I=intensity, BW=bandwidth),
+        "predicted_s": PREDICTED(F=op.flops, B=nbytes, P=peak, BW=bandwidth),
     }
 
 
@@ -112,20 +123,66 @@ def table(
                         "bytes": op.bytes,
                         **place(op, peak, bandwidth),
                         "measured_s": None,
+                        "error": None,
                     }
                 )
     return pd.DataFrame(rows).rename(columns={"name": "op"})[COLUMNS]
 
 
 def join_measured(ops: pd.DataFrame, measured: Mapping[tuple[str, str, float], float]) -> pd.DataFrame:
-    """``measured_s`` filled from microbenchmarks keyed by ``(op, dtype, m)``; others stay null."""
+    """``measured_s`` filled from microbenchmarks keyed by ``(op, dtype, m)``, and the
+    prediction ``error`` (``ERROR``); others stay null."""
     out = ops.copy()
     keys = zip(out["op"], out["dtype"], out["m"])
     out["measured_s"] = [measured.get(key) for key in keys]
+    out["error"] = [
+        None if t is None else ERROR(T_measured=t, T=p) for t, p in zip(out["measured_s"], out["predicted_s"])
+    ]
     return out
 
 
 _LAYERS = {"dense_layer": ("layer", "dense_layer"), "moe_layer": ("layer", "moe_layer")}
+LAYER_COLUMNS = ["layer", "layer_share"]
+
+
+def layer_of(model: ModelSpec, scope: str) -> str | None:
+    """The layer whose time an op of ``scope`` is a share of: the attention block counts in a
+    MoE layer when the model has them (most of its layers), else in a dense layer; the
+    once-per-step ops in the whole step; an absorbed op in none."""
+    if scope == "layer":
+        return "moe_layer" if model.moe is not None and model.moe_layers else "dense_layer"
+    return {"dense_layer": "dense_layer", "moe_layer": "moe_layer", "model": "step"}.get(scope)
+
+
+def layer_shares(model: ModelSpec, ops: pd.DataFrame) -> pd.DataFrame:
+    """``ops`` with ``layer`` (:func:`layer_of`) and ``layer_share``: the op's predicted time
+    over the predicted time of that layer (a step op: its time over the step's), per phase,
+    size and weight format."""
+    keys = ["phase", "size", "weights"]
+    times = totals(model, ops).set_index(keys + ["layer"])["predicted_s"]
+    layers = [layer_of(model, scope) for scope in ops["scope"]]
+    shares = []
+    for row, layer in zip(ops.itertuples(), layers):
+        whole = None if layer is None else times.get((row.phase, row.size, row.weights, layer))
+        shares.append(None if not whole else row.predicted_s / whole)
+    return ops.assign(layer=layers, layer_share=shares)
+
+
+CURVE_COLUMNS = ["weights", "op", "kind", "dtype", "batch", "m", "intensity"]
+
+
+def intensity_curves(model: ModelSpec, weights: list[str], batches: list[int]) -> pd.DataFrame:
+    """Intensity of every GEMM of a decode step (``kind`` gemm, bmm or grouped_gemm; the
+    absorbed ones left out) at each batch, per weight format: the curves that cross the
+    ridges. GEMM intensity does not depend on the KV length."""
+    rows = []
+    for dtype in weights:
+        for batch in batches:
+            for placed in llm_layers.step_ops(model, "decode", batch, 1, dtype):
+                op = placed.op
+                if op.kind in ("gemm", "bmm", "grouped_gemm") and placed.scope != "absorbed":
+                    rows.append((dtype, op.name, op.kind, op.dtype, batch, op.m, INTENSITY(F=op.flops, B=op.bytes)))
+    return pd.DataFrame(rows, columns=CURVE_COLUMNS)
 
 
 def totals(model: ModelSpec, ops: pd.DataFrame) -> pd.DataFrame:
@@ -142,7 +199,7 @@ def totals(model: ModelSpec, ops: pd.DataFrame) -> pd.DataFrame:
             flops, nbytes, seconds = part["flops"].sum(), part["bytes"].sum(), part["predicted_s"].sum()
             rows.append((phase, size, dtype, layer, n, flops, nbytes, seconds, seconds / size))
         weighted = group["count"]
-        seconds = (weighted * group["predicted_s"]).sum()
+        seconds = STEP(count=weighted, T=group["predicted_s"]).sum()
         rows.append(
             (
                 phase,
@@ -161,7 +218,7 @@ def totals(model: ModelSpec, ops: pd.DataFrame) -> pd.DataFrame:
 
 def dominant(ops: pd.DataFrame, top: int = 5) -> pd.DataFrame:
     """The ``top`` ops by share of the step's predicted time, per phase, size and format."""
-    frame = ops[ops["count"] > 0].assign(step_s=lambda d: d["count"] * d["predicted_s"])
+    frame = ops[ops["count"] > 0].assign(step_s=lambda d: STEP(count=d["count"], T=d["predicted_s"]))
     keys = ["phase", "size", "weights"]
     frame = frame.assign(share=frame["step_s"] / frame.groupby(keys)["step_s"].transform("sum"))
     frame = frame.sort_values(keys + ["share"], ascending=[True, True, True, False], kind="stable")
@@ -177,9 +234,10 @@ def crossing_m(n: int, k: int, dtype: str, ridge: float) -> float | None:
     intensity tends to ``nk / (k + n)``, set by the activations alone).
     """
     w = llm_ops.weight_bytes(dtype, n, k)
-    a = llm_ops.ACT_BYTES * (k + n)
-    denominator = 2 * n * k - ridge * a
-    return ridge * w / denominator if denominator > 0 else None
+    a = llm_ops.activation_bytes_per_token(n, k)
+    if 2 * n * k <= ridge * a:
+        return None
+    return CROSSING(R=ridge, W=w, n=n, k=k, A_t=a)
 
 
 def batch_for_expert_tokens(m: float, routed: int, active: int, limit: int = 1 << 30) -> int | None:
@@ -221,3 +279,26 @@ def crossings(model: ModelSpec, gpu: GpuSpec, weights: list[str]) -> pd.DataFram
                 batch = math.ceil(m)  # every token of the batch goes through the weights
             rows.append((dtype, op.name, op.kind, op.dtype, op.n, op.k, ridge, m, batch))
     return pd.DataFrame(rows, columns=CROSSING_COLUMNS)
+
+
+FORMAT_COLUMNS = ["format", "bits", "block_rows", "block_cols", "scale_bytes", "bytes_per_element"]
+
+
+def formats(n: int = 7168, k: int = 7168) -> pd.DataFrame:
+    """The weight formats (``llm_ops.WEIGHT_FORMATS``) with their bytes per element, scales
+    included, on an ``n × k`` matrix (``llm_ops.WEIGHT_BYTES``)."""
+    rows = [
+        (name, f.bits, *f.block, f.scale_bytes, llm_ops.weight_bytes(name, n, k) / (n * k))
+        for name, f in llm_ops.WEIGHT_FORMATS.items()
+    ]
+    return pd.DataFrame(rows, columns=FORMAT_COLUMNS)
+
+
+def model_weight_bytes(model: ModelSpec, dtype: str) -> float:
+    """Bytes of every weight of the model stored with ``dtype`` linear layers: the ops of a
+    decode step at a batch that activates every expert, each weight counted as often as its
+    layer repeats, plus the embedding table in BF16 (a decode step reads one row of it)."""
+    tokens = 1 << 40  # every expert receives tokens: (1 - active/routed)^tokens underflows to 0
+    placed = llm_layers.step_ops(model, "decode", tokens, 1, dtype)
+    weights = sum(llm_layers.count(model, p.scope) * p.op.weight_bytes for p in placed)
+    return weights + llm_ops.weight_bytes("bf16", model.vocab_size, model.hidden_size)

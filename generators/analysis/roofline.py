@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from generators.analysis.hardware import MATMUL_DTYPES, ridge_point
+from generators.analysis.hardware import ATTAINABLE, MATMUL_DTYPES, ridge_point
 
 ROOF_COLUMNS = ["source", "dtype", "peak_flop_per_s", "bandwidth_bytes_per_s", "ridge_flop_per_byte"]
 SOURCES = ("spec", "measured")
@@ -75,5 +75,5 @@ def roof_line(peak_flop_per_s: float, bandwidth_bytes_per_s: float, lo: float, h
 
 
 def attainable(peak_flop_per_s: float, bandwidth_bytes_per_s: float, intensity: float) -> float:
-    """The roofline: attainable FLOP/s at an arithmetic intensity."""
-    return min(peak_flop_per_s, intensity * bandwidth_bytes_per_s)
+    """The roofline: attainable FLOP/s at an arithmetic intensity (``hardware.ATTAINABLE``)."""
+    return ATTAINABLE(P=peak_flop_per_s, I=intensity, BW=bandwidth_bytes_per_s)
