@@ -8,7 +8,8 @@
       rules/kernels.yml                  kernel naming rules
       reports/<report>/report.yml        a report's configuration (reports that have pages)
       reports/<report>/v<N>/             one captured version: the raw exports + meta.json,
-                                         peaks.json (measured peaks), ...
+                                         peaks.json (measured peaks), results.json
+                                         (a sweep's, or a microbenchmark's), ...
 
 No other module spells a path under ``data/`` or globs it: readers take a path from here,
 report models ask for a :class:`ReportRef` and the files of its version. Versions are
@@ -32,6 +33,7 @@ RULES = "rules/kernels.yml"
 CONFIG = "report.yml"
 #: Files of a captured version, as the capture tooling names them.
 META, PEAKS, NCU_RUN, TIMING = "meta.json", "peaks.json", "ncu_run.json", "timing.json"
+MICROBENCH = "results.json"  # operator microbenchmarks (a sweep's results.json has another schema)
 VERSION = re.compile(r"^v([1-9]\d*)$")
 REPORT_ID = re.compile(r"^[a-z0-9][a-z0-9.-]*$")
 

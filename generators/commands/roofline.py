@@ -1,13 +1,16 @@
 """``python -m generators roofline --model ID --hardware ID [...] [--json]``: every op of a
 model's decode or prefill step placed on one GPU's roofline (``analysis.op_roofline``).
 
-JSON: ``{"model", "hardware", "phase", "kv_len", "weights", "rows", "totals", "dominant",
-"crossings"}``. ``rows`` has one object per op, size and weight format with the columns of
-``op_roofline.COLUMNS`` (``op``, ``dtype``, ``m``, ``n``, ``k``, ``flops``, ``bytes``,
-``intensity``, ``ridge``, ``bound``, ``predicted_s``, ``measured_s``, ...), in base units
-(FLOP, bytes, seconds, FLOP/byte). ``measured_s`` is null until microbenchmarks of the
-GPU exist. An unknown model, GPU, phase or dtype, or a size that is not a positive whole
-number: one ``error:`` line and exit code 2.
+JSON: ``{"model", "hardware", "phase", "kv_len", "weights", "microbench", "rows", "totals",
+"dominant", "crossings"}``. ``rows`` has one object per op, size and weight format with the
+columns of ``op_roofline.COLUMNS`` (``op``, ``dtype``, ``m``, ``n``, ``k``, ``flops``,
+``bytes``, ``intensity``, ``ridge``, ``bound``, ``predicted_s``, ``measured_s``, ``error``,
+...), in base units (FLOP, bytes, seconds, FLOP/byte). ``measured_s`` is the median of the
+latest microbenchmark capture of that GPU (``microbench``: its ``report/version``, matched
+by the CUDA device name) for an op of the same name, dtype, m and shape
+(``analysis.microbench_join``), and ``error`` = measured / predicted - 1; both null where
+nothing was measured. An unknown model, GPU, phase or dtype, or a size that is not a
+positive whole number: one ``error:`` line and exit code 2.
 """
 
 from __future__ import annotations
@@ -93,17 +96,20 @@ def _records(frame) -> list[dict]:
     return [{k: _value(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
 
 
-def document(model, gpu, phase: str, sizes: list[int], weights: list[str], kv_len: int) -> dict:
-    from generators.analysis import op_roofline
+def document(model, gpu, phase: str, sizes: list[int], weights: list[str], kv_len: int, bench=None) -> dict:
+    """``bench``: ``(ReportRef, readers.microbench.Microbench)`` of this GPU, or None."""
+    from generators.analysis import microbench_join, op_roofline
 
     rows = op_roofline.table(model, gpu, phase, sizes, weights, kv_len)
-    rows = op_roofline.join_measured(rows, {})  # microbenchmarks of this GPU: none yet
+    measured = microbench_join.measured_times(rows, bench[1].ops) if bench else {}
+    rows = op_roofline.join_measured(rows, measured)
     return {
         "model": {"id": model.id, "name": model.name},
         "hardware": {"id": gpu.id, "name": gpu.name},
         "phase": phase,
         "kv_len": kv_len if phase == "decode" else None,
         "weights": weights,
+        "microbench": str(bench[0]) if bench else None,
         "rows": _records(rows),
         "totals": _records(op_roofline.totals(model, rows)),
         "dominant": _records(op_roofline.dominant(rows)),
@@ -126,12 +132,19 @@ def render(doc: dict) -> str:
     size_name = "batch" if doc["phase"] == "decode" else "seq"
     columns = ["op", "scope", "count", "dtype", "m", "n", "k", "flops", "bytes", "intensity", "ridge", "bound"]
     out = [f"{doc['model']['name']} on {doc['hardware']['name']}: {doc['phase']}"]
+    if doc["microbench"]:
+        out.append(f"measured: microbenchmarks {doc['microbench']} (error = measured / predicted - 1)")
     groups: dict[tuple, list] = {}
     for row in doc["rows"]:
         groups.setdefault((row["weights"], row["size"]), []).append(row)
     for (weights, size), rows in groups.items():
-        table = [[_number(r[c]) for c in columns] + [_number(r["predicted_s"] * 1e6)] for r in rows]
-        out += ["", f"{size_name} {size}, {weights} weights", tabulate(table, headers=columns + ["predicted_us"])]
+        table = [
+            [_number(r[c]) for c in columns]
+            + [_number(r["predicted_s"] * 1e6), _number(r["measured_s"] and r["measured_s"] * 1e6), _number(r["error"])]
+            for r in rows
+        ]
+        headers = columns + ["predicted_us", "measured_us", "error"]
+        out += ["", f"{size_name} {size}, {weights} weights", tabulate(table, headers=headers)]
     totals = [[_number(t[c]) for c in ("size", "weights", "layer", "count", "flops", "bytes")] for t in doc["totals"]]
     for line, t in zip(totals, doc["totals"]):
         line += [_number(t["predicted_s"] * 1e6), _number(t["per_token_s"] * 1e6)]
@@ -146,8 +159,9 @@ def render(doc: dict) -> str:
 
 
 def run(args) -> int:
+    from generators import catalog as layout
     from generators.catalog import Catalog
-    from generators.readers import hardware, llm_model
+    from generators.readers import hardware, llm_model, microbench
     from generators.settings import Settings
 
     settings = Settings.load(args.root / "mkdocs.yml")
@@ -155,6 +169,8 @@ def run(args) -> int:
     cat = Catalog(data, settings.codes)
     model = llm_model.read(_file(cat.model_path(args.model), "model", args.model, cat.model_paths()))
     gpu = hardware.read(_file(cat.hardware_path(args.hardware), "hardware", args.hardware, cat.hardware_paths()))
-    doc = document(model, gpu, *options(args, gpu))
+    runs = microbench.runs_for(cat, gpu.device_names)
+    bench = (runs[-1], microbench.read(cat.file(runs[-1], layout.MICROBENCH))) if runs else None
+    doc = document(model, gpu, *options(args, gpu), bench=bench)
     print(json.dumps(doc, ensure_ascii=False) if args.json else render(doc))
     return 0

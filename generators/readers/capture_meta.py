@@ -52,7 +52,7 @@ class Meta(msgspec.Struct, frozen=True):
     date: str
     gpu: GpuInfo
     software: dict[str, Scalar] = {}
-    model: dict[str, Scalar] = {}
+    model: dict[str, Scalar] | None = None  # null in captures that ran no model (microbench)
     workload: dict[str, Scalar | list[Scalar]] = {}
     ncu_workload: dict[str, Scalar] = {}
     commands: list[str] = []

@@ -114,7 +114,7 @@ def setup(result, tr: Translator, options: dict) -> object:
     return fragment(
         hw.build(),
         _pairs("software", meta.software, tr, N_("Software"), as_text=True),
-        _pairs("model", meta.model, tr, N_("Model")),
+        _pairs("model", meta.model or {}, tr, N_("Model")),
         _pairs("workload", meta.workload, tr, N_("Workload")),
         when + "\n\n" + _profilers(result, tr),
     )
