@@ -50,13 +50,23 @@ class TableBuilder:
         self._columns: list[tuple[Column, str | None, str]] = []
         self._rows: list[Row] = []
 
-    def col(self, key: str, label: str, unit: str | None = None, *, style: str = "plain", align: str | None = None):
-        """A column: ``label`` a catalog message; ``unit`` a display unit (numeric column) or None."""
+    def col(
+        self,
+        key: str,
+        label: str,
+        unit: str | None = None,
+        *,
+        style: str = "plain",
+        align: str | None = None,
+        translated: bool = False,
+    ):
+        """A column: ``label`` a catalog message (``translated``: text already in the page's
+        language); ``unit`` a display unit (numeric column) or None."""
         numeric = unit is not None
         column = Column(
             key=key,
-            header=units.header(label, unit, self.tr),
-            csv_header=units.csv_header(label, unit, self.tr),
+            header=units.header(label, unit, self.tr, translated=translated),
+            csv_header=units.csv_header(label, unit, self.tr, translated=translated),
             align=align or ("right" if numeric else "left"),
             numeric=numeric,
             unit=unit,

@@ -127,18 +127,20 @@ def show(q: Quantity, tr: Translator, unit: str | None = None) -> str:
     return tr.gettext(u.label, value=text) if u.label and name not in ("percent", "pct") else text
 
 
-def header(label: str, unit: str | None, tr: Translator, *, percent: bool = False) -> str:
+def header(label: str, unit: str | None, tr: Translator, *, percent: bool = False, translated: bool = False) -> str:
     """A column header (or axis label): the translated label, with the display unit's symbol
-    when it has one; percentages carry "%" in their cells, so only on an axis (``percent``)."""
-    text = tr.gettext(label)
+    when it has one; percentages carry "%" in their cells, so only on an axis (``percent``).
+    ``translated``: the label is already in the page's language (built from a message with
+    placeholders, or data such as a GPU name)."""
+    text = label if translated else tr.gettext(label)
     symbol = UNITS[unit].symbol if unit else None
     if symbol is None or (unit in ("percent", "pct") and not percent):
         return text
     return tr.gettext(N_("{label} ({unit})"), label=text, unit=tr.gettext(symbol))
 
 
-def csv_header(label: str, unit: str | None, tr: Translator) -> str:
+def csv_header(label: str, unit: str | None, tr: Translator, *, translated: bool = False) -> str:
     """The same column in a CSV file, whose numbers are in base units."""
-    text = tr.gettext(label)
+    text = label if translated else tr.gettext(label)
     symbol = BASE_SYMBOLS[UNITS[unit].dim] if unit else None
     return tr.gettext(N_("{label} ({unit})"), label=text, unit=tr.gettext(symbol)) if symbol else text
