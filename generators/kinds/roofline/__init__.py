@@ -1,0 +1,59 @@
+"""Report kind ``roofline``: a model's ops on several GPUs' rooflines, with measured points.
+
+A microbenchmark capture (``data/reports/microbench-<gpu>/vN/``) is the report's version; the
+page places every op of one decode step and one prefill of each configured model on each
+GPU's roofline (``analysis.llm_ops``, ``llm_layers``, ``op_roofline``), and the capture's
+measured operator times beside the predictions for the same shapes
+(``analysis.microbench_join``). Its folder: ``config.py``, ``model.py``, ``analysis.py``,
+``facts.py``, ``render/``, ``templates/`` and ``detect.py``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from generators.kinds.kind import Kind
+from generators.kinds.roofline import detect, model
+from generators.kinds.roofline.config import Config
+from generators.spec import REPORT_OPTIONS, Model, Unit
+
+
+def _facts(result):
+    return result.facts
+
+
+MODEL = Model(name="roofline", inputs=model.inputs, compute=model.compute, facts=_facts, options=REPORT_OPTIONS)
+
+_R = "generators.kinds.roofline.render"
+_T, _F, _M = f"{_R}.tables", f"{_R}.figures", f"{_R}.method"
+_MODEL, _GPU = ("model",), ("model", "gpu")
+UNITS = (
+    Unit("roofline.overview", MODEL, f"{_T}:overview", _MODEL, doc="highlights: the subject, GPUs, key numbers"),
+    Unit("roofline.limits", MODEL, f"{_T}:limits", doc="peaks, bandwidths and ridge points per GPU and dtype"),
+    Unit("roofline.ceilings", MODEL, f"{_T}:ceilings", doc="the capture's measured memory ceilings"),
+    Unit("roofline.model_dims", MODEL, f"{_T}:model_dims", doc="the models' dimensions with their sources"),
+    Unit("roofline.ops", MODEL, f"{_T}:ops", ("model", "gpu", "phase"), doc="ops per size: share of layer, bound"),
+    Unit("roofline.projection", MODEL, f"{_T}:projection", _MODEL, doc="batch-1 intensity and ridge crossings"),
+    Unit("roofline.per_token", MODEL, f"{_T}:per_token", ("model", "phase"), doc="predicted time per token"),
+    Unit("roofline.dominant", MODEL, f"{_T}:dominant", _MODEL, doc="the ops that dominate the step"),
+    Unit("roofline.measured", MODEL, f"{_T}:measured", doc="measured vs predicted, per shape and M"),
+    Unit("roofline.points", MODEL, f"{_T}:measured_points", doc="every measured point with its prediction"),
+    Unit("roofline.unsupported", MODEL, f"{_T}:unsupported", doc="what the capture could not run, and why"),
+    Unit("roofline.roofline", MODEL, f"{_F}:roofline", _GPU, doc="figure: a GPU's roofline with the ops placed"),
+    Unit("roofline.measured_roofline", MODEL, f"{_F}:measured_roofline", doc="figure: measured beside predicted"),
+    Unit("roofline.errors", MODEL, f"{_F}:errors", doc="figure: measured ÷ predicted against M"),
+    Unit("roofline.curves", MODEL, f"{_F}:curves", _MODEL, doc="figure: intensity against batch, ridges"),
+    Unit("roofline.time_per_token", MODEL, f"{_F}:time_per_token", _MODEL, doc="figure: time per token"),
+    Unit("roofline.methodology", MODEL, f"{_M}:methodology", doc="formulas, assumptions, capture, sources"),
+    Unit("roofline.caveats", MODEL, f"{_M}:caveats", doc="what the model leaves out"),
+)
+
+KIND = Kind(
+    name="roofline",
+    config=Config,
+    models=(MODEL,),
+    units=UNITS,
+    templates=Path(__file__).parent / "templates",
+    detect=detect.detect,
+    doc="a model's ops on GPU rooflines from shapes and specs, with measured microbenchmarks beside",
+)

@@ -1,0 +1,84 @@
+"""The roofline report's configuration (``kind: roofline`` in ``report.yml``).
+
+A roofline report lives in the folder of a microbenchmark capture
+(``data/reports/microbench-<gpu>/``): each version of that folder is one capture
+(``results.json`` + ``meta.json``), and the page of a version places its measured points
+beside the model's predictions. Written by ``python -m generators new-report --kind
+roofline``; edit it by hand::
+
+    schema: profsite.report/1
+    kind: roofline
+    title: {en: "...", zh: "..."}
+    models: [deepseek-v3, llama-3-8b]   # data/models/<id>.yml; the first is the page's subject
+    gpus:                               # data/hardware/<id>.yml, in the order the page shows them
+      - {hardware: h100-sxm, tables: fp8}   # tables: the weight format of its op tables
+      - {hardware: b200, tables: fp4}
+    weights: [bf16, fp8, fp4]           # weight formats analysed (where the GPU has that peak)
+    measured_gpu: h100-sxm              # the GPU the version's microbenchmarks ran on
+    measured_peaks: peaks-h100-80gb-hbm3/v1   # optional: matmul peaks for the measured roofline
+    decode: {batches: [1, 8, 32, 64, 128, 256, 512], kv_len: 4096}
+    prefill: {seq_lens: [128, 256, 512, 1024, 2048, 4096, 8192]}
+    curve_max_batch: 65536              # intensity-vs-batch curves run from 1 to this batch
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from generators.readers.report_config import ReportBase
+
+Weights = Literal["bf16", "fp8", "fp4"]
+
+
+class Gpu(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    hardware: str
+    tables: Weights
+
+
+class Decode(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    batches: list[int] = msgspec.field(default_factory=lambda: [1, 8, 32, 64, 128, 256, 512])
+    kv_len: int = 4096
+
+
+class Prefill(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    seq_lens: list[int] = msgspec.field(default_factory=lambda: [128, 256, 512, 1024, 2048, 4096, 8192])
+
+
+def _sizes(name: str, sizes: list[int]) -> None:
+    if not sizes:
+        raise ValueError(f"{name}: at least one size is needed")
+    if any(s < 1 for s in sizes) or sorted(set(sizes)) != sizes:
+        raise ValueError(f"{name}: positive whole numbers in increasing order, each once")
+
+
+class Config(ReportBase, tag="roofline"):
+    models: list[str]
+    gpus: list[Gpu]
+    measured_gpu: str
+    weights: list[Weights] = msgspec.field(default_factory=lambda: ["bf16", "fp8", "fp4"])
+    measured_peaks: str | None = None
+    decode: Decode = Decode()
+    prefill: Prefill = Prefill()
+    curve_max_batch: int = 65536
+
+    def __post_init__(self) -> None:
+        if not self.models or len(set(self.models)) != len(self.models):
+            raise ValueError("models: at least one model, each once")
+        ids = [g.hardware for g in self.gpus]
+        if not ids or len(set(ids)) != len(ids):
+            raise ValueError("gpus: at least one GPU, each once")
+        if self.measured_gpu not in ids:
+            raise ValueError(f"measured_gpu: {self.measured_gpu!r} is not one of the gpus {ids}")
+        if not self.weights or len(set(self.weights)) != len(self.weights):
+            raise ValueError("weights: at least one weight format, each once")
+        for gpu in self.gpus:
+            if gpu.tables not in self.weights:
+                raise ValueError(f"gpus: {gpu.hardware} shows {gpu.tables} tables, which weights does not list")
+        _sizes("decode.batches", self.decode.batches)
+        _sizes("prefill.seq_lens", self.prefill.seq_lens)
+        if self.decode.kv_len < 1:
+            raise ValueError("decode.kv_len: must be a positive whole number")
+        if self.curve_max_batch < self.decode.batches[-1]:
+            raise ValueError("curve_max_batch: must be at least the largest decode batch")

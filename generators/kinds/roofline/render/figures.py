@@ -1,0 +1,353 @@
+"""Roofline-report figures for one page language: ``(Roofline, Translator, options) -> Fragment``.
+
+Rooflines draw each data type's roof ``min(peak, I × bandwidth)`` (``analysis.roofline.
+roof_line``) and place points the model computed; the other figures plot columns of the
+model's tables. Axis ranges, colours and markers are chosen here: that is presentation.
+One colour per data type in every figure.
+"""
+
+from __future__ import annotations
+
+import math
+
+from matplotlib.ticker import NullFormatter
+
+from generators.analysis.roofline import roof_line
+from generators.kinds.roofline.render import labels as L
+from generators.kinds.roofline.render.tables import fact, gpus_of, model_of, tables_format
+from generators.pieces import Figure, fragment, key_of
+from generators.render import figures
+from generators.render.i18n import N_, Translator
+
+DTYPE_COLORS = {"bf16": "#1f77b4", "fp8": "#ff7f0e", "fp4": "#2ca02c", "fp32": "#7f7f7f"}
+PHASE_MARKERS = {"decode": "o", "prefill": "^"}
+SOURCE_STYLE = {"spec": "-", "measured": "--"}
+GPU_COLORS = ("#1f77b4", "#d62728", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+WEIGHT_STYLES = {"bf16": ":", "fp8": "--", "fp4": "-"}
+TFLOP = 1e-12
+RATIO_TICKS = (1, 1.5, 2, 3, 4)
+
+
+def _dtype_label(dtype: str, tr: Translator) -> str:
+    if dtype == "fp32":
+        return tr.gettext(N_("FP32 (CUDA cores)"))
+    return L.precision(dtype, tr)
+
+
+def _roofs(ax, limits, gpu: str, dtypes, source: str, lo: float, hi: float, tr: Translator) -> None:
+    rows = limits[(limits["gpu"] == gpu) & (limits["source"] == source) & limits["dtype"].isin(dtypes)]
+    for r in rows.itertuples():
+        xs, ys = roof_line(r.peak_flop_per_s, r.bandwidth_bytes_per_s, lo, hi)
+        label = tr.gettext(
+            N_("{dtype} roof ({source})"), dtype=_dtype_label(r.dtype, tr), source=tr.gettext(L.SOURCES[source])
+        )
+        ax.plot(
+            xs, [y * TFLOP for y in ys], SOURCE_STYLE[source], color=DTYPE_COLORS[r.dtype], linewidth=1.2, label=label
+        )
+
+
+def _log_range(values, pad_low: float = 2, pad_high: float = 4) -> tuple[float, float]:
+    positive = [v for v in values if v > 0 and math.isfinite(v)]
+    return 10 ** math.floor(math.log10(min(positive) / pad_low)), 10 ** math.ceil(math.log10(max(positive) * pad_high))
+
+
+def _plain(v):
+    return v.item() if hasattr(v, "item") else v
+
+
+def roofline(result, tr: Translator, options: dict) -> object:
+    model = model_of(result, options)
+    out = []
+    for gpu in gpus_of(result, options):
+        w = tables_format(result, gpu)
+        ops = result.ops[
+            (result.ops["model"] == model)
+            & (result.ops["gpu"] == gpu)
+            & (result.ops["weights"] == w)
+            & (result.ops["count"] > 0)
+            & (result.ops["intensity"] > 0)
+        ]
+        dtypes = list(dict.fromkeys(ops["peak_dtype"]))
+        ridges = result.limits.loc[
+            (result.limits["gpu"] == gpu) & result.limits["dtype"].isin(dtypes), "ridge_flop_per_byte"
+        ]
+        lo, hi = _log_range([*ops["intensity"], *ridges])
+        with figures.style(tr.lang):
+            fig = figures.new_figure(7.5, 4.8)
+            ax = fig.add_subplot()
+            _roofs(ax, result.limits, gpu, dtypes, "spec", lo, hi, tr)
+            for phase in ("decode", "prefill"):
+                for dtype in dtypes:
+                    pts = ops[(ops["phase"] == phase) & (ops["peak_dtype"] == dtype)]
+                    if len(pts):
+                        face = DTYPE_COLORS[dtype] if phase == "decode" else "none"
+                        ax.scatter(
+                            pts["intensity"],
+                            pts["attainable_flop_per_s"] * TFLOP,
+                            s=16,
+                            marker=PHASE_MARKERS[phase],
+                            facecolors=face,
+                            edgecolors=DTYPE_COLORS[dtype],
+                            linewidths=0.8,
+                            alpha=0.8,
+                            zorder=3,
+                            label=tr.gettext(
+                                N_("{phase}, {dtype}"), phase=tr.gettext(L.PHASES[phase]), dtype=_dtype_label(dtype, tr)
+                            ),
+                        )
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_xlim(lo, hi)
+            ax.set_xlabel(tr.gettext(N_("Arithmetic intensity (FLOP/byte)")))
+            ax.set_ylabel(tr.gettext(N_("Attainable throughput (TFLOP/s)")))
+            ax.set_title(
+                tr.gettext(
+                    N_("{model} on the {gpu}, {w} weights"),
+                    model=L.model_name(result, model),
+                    gpu=L.gpu_name(result, gpu),
+                    w=L.precision(w, tr),
+                )
+            )
+            ax.legend(fontsize=7, loc="lower right", ncols=2)
+            svg = figures.to_svg(fig)
+        caption = tr.gettext(
+            N_(
+                "Every op of a decode step (filled circles, one per op and batch) and of a prefill (open "
+                "triangles, one per op and sequence length), placed at its intensity on the roof of its data "
+                "type: the roofline's prediction. Roofs: dense peaks and {bw} memory bandwidth; ridge points "
+                "{ridges}. The embedding (no FLOPs) is not drawn."
+            ),
+            bw=fact(result, f"bandwidth.{gpu}", tr),
+            ridges=", ".join(f"{_dtype_label(d, tr)} {fact(result, f'ridge.{gpu}.{d}', tr)}" for d in dtypes),
+        )
+        alt = tr.gettext(
+            N_("Roofline of {model} on the {gpu}"), model=L.model_name(result, model), gpu=L.gpu_name(result, gpu)
+        )
+        data = (("phase", "size", "op", "dtype", "intensity", "attainable_flop_per_s"),) + tuple(
+            tuple(_plain(v) for v in r)
+            for r in ops[["phase", "size", "op", "peak_dtype", "intensity", "attainable_flop_per_s"]].itertuples(
+                index=False
+            )
+        )
+        out.append(Figure(key_of("roofline", model, gpu), svg, alt, caption, data))
+    return fragment(*out)
+
+
+def measured_roofline(result, tr: Translator, options: dict) -> object:
+    c = result.compare
+    gpu = result.config.measured_gpu
+    dtypes = list(dict.fromkeys(c["peak_dtype"]))
+    ridges = result.limits.loc[
+        (result.limits["gpu"] == gpu) & result.limits["dtype"].isin(dtypes), "ridge_flop_per_byte"
+    ]
+    lo, hi = _log_range([*c["intensity"], *ridges])
+    with figures.style(tr.lang):
+        fig = figures.new_figure(7.5, 5.0)
+        ax = fig.add_subplot()
+        for source in ("spec", "measured"):
+            _roofs(ax, result.limits, gpu, dtypes, source, lo, hi, tr)
+        ax.vlines(
+            c["intensity"],
+            c["achieved_flop_per_s"] * TFLOP,
+            c["attainable_flop_per_s"] * TFLOP,
+            colors="#bbbbbb",
+            linewidth=0.6,
+            zorder=2,
+        )
+        for dtype in dtypes:
+            pts = c[c["peak_dtype"] == dtype]
+            label = _dtype_label(dtype, tr)
+            ax.scatter(
+                pts["intensity"],
+                pts["attainable_flop_per_s"] * TFLOP,
+                s=14,
+                color=DTYPE_COLORS[dtype],
+                zorder=3,
+                label=tr.gettext(N_("{dtype} predicted"), dtype=label),
+            )
+            ax.scatter(
+                pts["intensity"],
+                pts["achieved_flop_per_s"] * TFLOP,
+                s=18,
+                facecolors="none",
+                edgecolors=DTYPE_COLORS[dtype],
+                linewidths=0.9,
+                zorder=3,
+                label=tr.gettext(N_("{dtype} measured"), dtype=label),
+            )
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlim(lo, hi)
+        ax.set_xlabel(tr.gettext(N_("Arithmetic intensity (FLOP/byte)")))
+        ax.set_ylabel(tr.gettext(N_("Throughput (TFLOP/s)")))
+        ax.set_title(
+            tr.gettext(N_("Measured operators on the {gpu} beside their predictions"), gpu=L.gpu_name(result, gpu))
+        )
+        ax.legend(fontsize=7, loc="lower right", ncols=2)
+        svg = figures.to_svg(fig)
+    caption = tr.gettext(
+        N_(
+            "Each microbenchmark twice at the intensity of its shape: filled, the roofline's prediction; open, "
+            "FLOPs ÷ measured median time; a grey line joins the two. Solid roofs: specification; dashed: the "
+            "capture's DRAM ceiling ({dram}, {share} of the specification) with the measured matmul peaks."
+        ),
+        dram=fact(result, "measured.dram_bandwidth", tr),
+        share=fact(result, "measured.dram_bandwidth.of_spec", tr),
+    )
+    alt = tr.gettext(
+        N_("Measured and predicted throughput of each microbenchmark on the {gpu}"), gpu=L.gpu_name(result, gpu)
+    )
+    cols = ["name", "dtype", "m", "intensity", "attainable_flop_per_s", "achieved_flop_per_s"]
+    data = (tuple(cols),) + tuple(tuple(_plain(v) for v in r) for r in c[cols].itertuples(index=False))
+    return fragment(Figure("measured-roofline", svg, alt, caption, data))
+
+
+def errors(result, tr: Translator, options: dict) -> object:
+    c = result.compare[result.compare["op"].isin(["gemm", "bmm"])]
+    dtypes = list(dict.fromkeys(c["dtype"]))
+    ys = list(c["ratio"])
+    ms = sorted(set(int(m) for m in c["m"]))
+    with figures.style(tr.lang):
+        fig = figures.new_figure(9.5, 4.2)
+        axes = fig.subplots(1, len(dtypes), sharey=True, squeeze=False)[0]
+        for ax, dtype in zip(axes, dtypes):
+            part = c[c["dtype"] == dtype]
+            for i, name in enumerate(dict.fromkeys(part["name"])):
+                line = part[part["name"] == name]
+                style = "-" if line["op"].iloc[0] == "gemm" else "--"
+                ax.plot(
+                    line["m"],
+                    line["ratio"],
+                    style,
+                    marker="o",
+                    markersize=3,
+                    linewidth=1,
+                    color=f"C{i % 10}",
+                    label=name,
+                )
+            ax.axhline(1, color="black", linewidth=0.8)
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_ylim(0.8, max(ys) * 1.3)
+            ax.set_xticks(ms, [tr.integer(m) for m in ms])
+            ax.set_yticks(RATIO_TICKS, [tr.number(y, 1) for y in RATIO_TICKS])
+            ax.yaxis.set_minor_formatter(NullFormatter())
+            ax.set_title(L.precision(dtype, tr))
+            ax.set_xlabel(tr.gettext(N_("M (rows: tokens, or batch of the batched matmuls)")))
+            ax.legend(fontsize=6, loc="upper right")
+        axes[0].set_ylabel(tr.gettext(N_("Measured ÷ predicted time")))
+        svg = figures.to_svg(fig)
+    mbig = int(result.facts["measured.m_max"].value)
+    caption = tr.gettext(
+        N_(
+            "Measured median ÷ roofline prediction for each GEMM shape (solid) and batched matmul (dashed) against "
+            "M; 1 is the roofline itself. The median error is {e1} at M = 1 and {ebig} at M = {mbig}; against the "
+            "measured roofline {r1} and {rbig}."
+        ),
+        e1=fact(result, "measured.gemm.m1.error_median", tr),
+        ebig=fact(result, f"measured.gemm.m{mbig}.error_median", tr),
+        mbig=fact(result, "measured.m_max", tr),
+        r1=fact(result, "measured.gemm.m1.roof_error_median", tr),
+        rbig=fact(result, f"measured.gemm.m{mbig}.roof_error_median", tr),
+    )
+    alt = tr.gettext(N_("Measured over predicted time of each GEMM shape against M"))
+    cols = ["name", "dtype", "m", "ratio"]
+    data = (tuple(cols),) + tuple(tuple(_plain(v) for v in r) for r in c[cols].itertuples(index=False))
+    return fragment(Figure("errors", svg, alt, caption, data))
+
+
+def curves(result, tr: Translator, options: dict) -> object:
+    model = model_of(result, options)
+    cv = result.curves[result.curves["model"] == model]
+    cross = result.crossings[result.crossings["model"] == model]
+    panels = list(dict.fromkeys(cv["weights"]))
+    with figures.style(tr.lang):
+        fig = figures.new_figure(11.0, 4.8)
+        axes = fig.subplots(1, len(panels), sharey=True, squeeze=False)[0]
+        names = list(dict.fromkeys(cv["op"]))
+        for ax, w in zip(axes, panels):
+            part = cv[(cv["weights"] == w) & (cv["dtype"] == w)]
+            for name in dict.fromkeys(part["op"]):
+                line = part[part["op"] == name]
+                ax.plot(
+                    line["batch"],
+                    line["intensity"],
+                    linewidth=1.1,
+                    color=f"C{names.index(name) % 10}",
+                    linestyle="-" if names.index(name) < 10 else "--",
+                    label=name,
+                )
+            for i, gpu in enumerate(result.gpus):
+                key = f"ridge.{gpu}.{w}"
+                if key not in result.facts:
+                    continue
+                ridge = result.facts[key].value
+                label = tr.gettext(N_("{gpu} ridge"), gpu=L.gpu_name(result, gpu))
+                ax.axhline(ridge, color=GPU_COLORS[i], linestyle=":", linewidth=1.2, label=label)
+                x = cross[(cross["gpu"] == gpu) & (cross["weights"] == w) & (cross["dtype"] == w)]
+                x = x[x["crossing_batch"].notna() & (x["crossing_batch"] <= result.config.curve_max_batch)]
+                ax.scatter(x["crossing_batch"], [ridge] * len(x), s=14, color=GPU_COLORS[i], zorder=4)
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_title(tr.gettext(N_("{w} weights"), w=L.precision(w, tr)))
+            ax.set_xlabel(tr.gettext(N_("Decode batch")))
+        axes[0].set_ylabel(tr.gettext(N_("Arithmetic intensity (FLOP/byte)")))
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="outside lower center", ncols=5, fontsize=7)
+        svg = figures.to_svg(fig)
+    caption = tr.gettext(
+        N_(
+            "Intensity of each GEMM of a decode step against the batch, one panel per weight format (the ops whose "
+            "weights are in that format); dotted lines: each GPU's ridge for that format, dots: where a GEMM "
+            "crosses it. The routed experts rise slowest: each active expert sees only its share of the batch."
+        )
+    )
+    alt = tr.gettext(
+        N_("Arithmetic intensity against decode batch for each GEMM of {model}"), model=L.model_name(result, model)
+    )
+    cols = ["weights", "op", "batch", "intensity"]
+    data = (tuple(cols),) + tuple(tuple(_plain(v) for v in r) for r in cv[cols].itertuples(index=False))
+    return fragment(Figure(key_of("curves", model), svg, alt, caption, data))
+
+
+def time_per_token(result, tr: Translator, options: dict) -> object:
+    model = model_of(result, options)
+    steps = result.totals[(result.totals["model"] == model) & (result.totals["layer"] == "step")]
+    with figures.style(tr.lang):
+        fig = figures.new_figure(9.5, 4.0)
+        axes = fig.subplots(1, 2, squeeze=False)[0]
+        for ax, phase in zip(axes, ("decode", "prefill")):
+            part = steps[steps["phase"] == phase]
+            for i, gpu in enumerate(result.gpus):
+                for w in dict.fromkeys(part.loc[part["gpu"] == gpu, "weights"]):
+                    line = part[(part["gpu"] == gpu) & (part["weights"] == w)]
+                    label = tr.gettext(N_("{gpu}, {w}"), gpu=L.gpu_name(result, gpu), w=L.precision(w, tr))
+                    ax.plot(
+                        line["size"],
+                        line["per_token_s"] * 1e6,
+                        WEIGHT_STYLES[w],
+                        marker="o",
+                        markersize=3,
+                        color=GPU_COLORS[i],
+                        linewidth=1.1,
+                        label=label,
+                    )
+            ax.set_xscale("log", base=2)
+            ax.set_yscale("log")
+            ax.set_title(tr.gettext(L.PHASES[phase]))
+            ax.set_xlabel(tr.gettext(L.SIZE_NAMES[phase]))
+            ax.set_ylabel(tr.gettext(N_("Predicted time per token (µs)")))
+        axes[1].legend(fontsize=7, loc="upper right")
+        svg = figures.to_svg(fig)
+    caption = tr.gettext(
+        N_(
+            "Predicted time per token (step time ÷ tokens of the step) for each GPU and weight format; the "
+            "roofline's lower bound, with every weight on one GPU and no overlap between ops."
+        )
+    )
+    alt = tr.gettext(
+        N_("Predicted time per token of {model} against batch and sequence length"), model=L.model_name(result, model)
+    )
+    cols = ["gpu", "weights", "phase", "size", "per_token_s"]
+    data = (tuple(cols),) + tuple(tuple(_plain(v) for v in r) for r in steps[cols].itertuples(index=False))
+    return fragment(Figure(key_of("time-per-token", model), svg, alt, caption, data))

@@ -1,0 +1,196 @@
+"""The roofline report's methodology and caveats, for one page language.
+
+The formulas are shown from the analysis that computes with them (``llm_ops.FORMULAS``,
+``op_roofline.FORMULAS``: :class:`~generators.analysis.formulas.Formula` objects); this module
+writes none of its own, only what each one computes and what its symbols stand for.
+"""
+
+from __future__ import annotations
+
+from generators.analysis import llm_ops, op_roofline
+from generators.kinds.roofline.render import labels as L
+from generators.kinds.roofline.render.tables import fact
+from generators.pieces import Cell, fragment, key_of
+from generators.render.i18n import N_, Translator
+from generators.render.tables import TableBuilder, code, link, text
+
+
+def _formulas(tr: Translator):
+    t = TableBuilder("formulas", tr)
+    t.col("what", N_("Quantity")).col("formula", N_("Formula"))
+    for f in (*llm_ops.FORMULAS, *op_roofline.FORMULAS):
+        t.row(key_of(f.name), tr.gettext(L.FORMULAS[f.name]), Cell(f.text(), f.text(), "code"))
+    return t.build()
+
+
+def _symbols(tr: Translator):
+    t = TableBuilder("symbols", tr)
+    t.col("symbol", N_("Symbol")).col("meaning", N_("Meaning"))
+    for symbol, meaning in L.SYMBOLS.items():
+        t.row(key_of(symbol), Cell(symbol, symbol, "code"), tr.gettext(meaning))
+    return t.build()
+
+
+def _formats(result, tr: Translator):
+    t = TableBuilder("formats", tr)
+    t.col("format", N_("Weight format")).col("bits", N_("Bits per value"), "count")
+    t.col("block", N_("Scale block (rows × columns)")).col("scale", N_("Bytes per scale"), "count")
+    t.col("per_element", N_("Bytes per element"), "count1")
+    for r in result.formats.itertuples():
+        block = L.DASH if not r.scale_bytes else f"{tr.integer(r.block_rows)} × {tr.integer(r.block_cols)}"
+        t.row(
+            r.format,
+            L.precision(r.format, tr),
+            r.bits,
+            block,
+            r.scale_bytes,
+            Cell(tr.number(r.bytes_per_element, 4), r.bytes_per_element),
+        )
+    return t.build()
+
+
+def _capture(result, tr: Translator) -> str:
+    meta, bench = result.meta, result.bench
+    lines = []
+    if meta is not None:
+        smi = meta.gpu.nvidia_smi
+        lines.append(
+            tr.gettext(
+                N_("GPU: {name}, compute capability {cc}, SM clock {sm}, memory clock {mem}; {software}."),
+                name=code(meta.gpu.name),
+                cc=meta.gpu.compute_capability or L.DASH,
+                sm=code(smi.get("clocks.sm", L.DASH)),
+                mem=code(smi.get("clocks.mem", L.DASH)),
+                software=", ".join(
+                    f"{text(k)} {code(str(v))}" for k, v in meta.software.items() if k in ("torch", "cuda")
+                ),
+            )
+        )
+    flushed = (
+        tr.gettext(N_("{size} MiB zeroed"), size=tr.integer(bench.flush_bytes // 2**20))
+        if bench.flush_bytes
+        else L.DASH
+    )
+    lines.append(
+        tr.gettext(
+            N_(
+                "Timing: CUDA events around each repetition, after a warm-up that runs until the times are steady; "
+                "median and quartiles of the repetitions; the whole run repeated in a second process (largest "
+                "difference between the two medians {process}). L2 flushed before every repetition ({flush}), "
+                "outside the timed region, except for the L2 ceilings. Largest interquartile range: {spread} of "
+                "the median; {unsteady} records whose warm-up had not settled are kept and marked by their spread."
+            ),
+            process=fact(result, "measured.process_deviation_max", tr),
+            flush=flushed,
+            spread=fact(result, "measured.spread_max", tr),
+            unsteady=fact(result, "measured.unsteady", tr),
+        )
+    )
+    if bench.fp8_recipe:
+        lines.append(tr.gettext(N_("FP8 as the capture ran it: {recipe}"), recipe=code(bench.fp8_recipe)))
+    if meta is not None and meta.commands:
+        lines.append(tr.gettext(N_("Commands: {commands}"), commands=", ".join(code(c) for c in meta.commands)))
+    lines.append(
+        tr.gettext(
+            N_("Files: {results}; models {models}; hardware {hardware}; measured matmul peaks {peaks}."),
+            results=code(result.paths["results"]),
+            models=code(result.paths["models"]),
+            hardware=code(result.paths["hardware"]),
+            peaks=code(result.paths.get("peaks", L.DASH)),
+        )
+    )
+    return "".join(f"- {line}\n" for line in lines)
+
+
+def _sources(result, tr: Translator) -> str:
+    lines = []
+    for gpu in result.gpus.values():
+        cited = ", ".join(link(f"{s.title} ({tr.date(s.date)})", s.url) for s in gpu.sources.values())
+        lines.append(f"- **{text(gpu.short_name)}**: {cited}\n")
+    return "".join(lines)
+
+
+def methodology(result, tr: Translator, options: dict) -> object:
+    intro = tr.gettext(
+        N_(
+            "Every op's FLOPs and bytes come from its shape and data types; its time is the roofline's lower bound "
+            "on one GPU: the larger of FLOPs ÷ dense peak of its data type and bytes ÷ memory bandwidth. The "
+            "formulas below are the ones the generator computes with (generators/analysis/llm_ops.py and "
+            "op_roofline.py), shown from there."
+        )
+    )
+    decode = tr.gettext(
+        N_(
+            "Decode: one new token for each of B sequences over a cache of {kv} positions, MLA absorbed "
+            "(kv_b_proj folded into two batched matmuls, so it does not run); prefill: one sequence of S tokens, "
+            "MLA written out, causal attention, the output head once. Routed experts: uniform routing, the "
+            "expected number of distinct active experts, each with the average tokens."
+        ),
+        kv=tr.integer(result.config.decode.kv_len),
+    )
+    return fragment(
+        intro + "\n",
+        _formulas(tr),
+        _symbols(tr),
+        _formats(result, tr),
+        decode + "\n",
+        tr.gettext(N_("**The capture**")) + "\n",
+        _capture(result, tr),
+        tr.gettext(N_("**Hardware sources**")) + "\n",
+        _sources(result, tr),
+    )
+
+
+def caveats(result, tr: Translator, options: dict) -> object:
+    model = result.primary.id
+    gpu = result.measured_gpu
+    items = [
+        tr.gettext(
+            N_(
+                "All weights on one GPU: the step's bytes are what one GPU would read. {model} does not fit one GPU "
+                "({fp8} in FP8, {fp4} in FP4, against {memory} on the {gpu}); a deployment spreads the same bytes "
+                "over several GPUs and adds communication the model leaves out."
+            ),
+            model=L.model_name(result, model),
+            fp8=fact(result, f"{model}.weights.fp8", tr, "gb"),
+            fp4=fact(result, f"{model}.weights.fp4", tr, "gb"),
+            memory=fact(result, f"memory.{gpu.id}", tr, "gb"),
+            gpu=gpu.short_name,
+        ),
+        tr.gettext(
+            N_(
+                "Uniform routing: every token picks its experts uniformly at random. Trained routers are skewed "
+                "(and DeepSeek-V3 limits a token to 4 of 8 expert groups), so real batches touch fewer experts with "
+                "more tokens each: the experts cross their ridge at smaller batches than shown."
+            )
+        ),
+        tr.gettext(
+            N_(
+                "No overlap and no overhead: ops run one after another, each at full bandwidth or full peak, "
+                "without launch latency, ramp-up or synchronisation. The measured points show how much that leaves "
+                "out for small ops."
+            )
+        ),
+        tr.gettext(
+            N_(
+                "Dense peaks: the specification's dense figures; sparsity is not used. Attainable throughput never "
+                "exceeds them, and real GEMMs reach less (see the measured roofline)."
+            )
+        ),
+        tr.gettext(
+            N_(
+                "FP4 on the {gpu} is not measurable: it has no FP4 tensor cores. FP4 numbers on this page are "
+                "predictions for the Blackwell GPUs only."
+            ),
+            gpu=gpu.short_name,
+        ),
+        tr.gettext(
+            N_(
+                "The microbenchmarks differ from the model where noted: FP8 GEMMs read FP8 activations with one "
+                "scale per tensor (the model counts BF16 activations and 128 × 128 weight blocks); SiLU-and-mul "
+                "runs as two eager kernels; decode attention is plain multi-head attention with separate keys and "
+                "values, not MLA, and is compared with the same attention formula at its own shape."
+            )
+        ),
+    ]
+    return fragment("".join(f"- {i}\n" for i in items))

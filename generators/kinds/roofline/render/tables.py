@@ -1,0 +1,442 @@
+"""Roofline-report tables for one page language: ``(Roofline, Translator, options) -> Fragment``.
+
+They format only: every number is a column of the model's tables (``model.Roofline``) or a
+fact (``facts.py``). Options: ``model`` (default: the report's first model), ``gpu``
+(default: every GPU of the report, each under its own heading) and ``phase``.
+"""
+
+from __future__ import annotations
+
+from generators.errors import UserError
+from generators.kinds.roofline.render import labels as L
+from generators.pieces import Cell, fragment, key_of
+from generators.render.i18n import N_, Translator
+from generators.render.tables import TableBuilder, link, text
+from generators.render.units import show
+
+
+def fact(result, key: str, tr: Translator, unit: str | None = None) -> str:
+    q = result.facts.get(key)
+    return L.DASH if q is None else show(q, tr, unit)
+
+
+def model_of(result, options: dict) -> str:
+    model = options.get("model", result.primary.id)
+    if model not in result.models:
+        raise UserError(None, f"model={model!r} is not one of the report's models {list(result.models)}")
+    return model
+
+
+def gpus_of(result, options: dict) -> list[str]:
+    if "gpu" not in options:
+        return list(result.gpus)
+    if options["gpu"] not in result.gpus:
+        raise UserError(None, f"gpu={options['gpu']!r} is not one of the report's GPUs {list(result.gpus)}")
+    return [options["gpu"]]
+
+
+def phase_of(options: dict) -> str:
+    phase = options.get("phase", "decode")
+    if phase not in L.PHASES:
+        raise UserError(None, f"phase={phase!r}: decode or prefill")
+    return phase
+
+
+def tables_format(result, gpu: str) -> str:
+    return next(g.tables for g in result.config.gpus if g.hardware == gpu)
+
+
+def overview(result, tr: Translator, options: dict) -> object:
+    model = model_of(result, options)
+    p = f"{model}."
+    f = lambda key, unit=None: fact(result, key, tr, unit)  # noqa: E731
+    cfg = result.config
+    items = [
+        tr.gettext(
+            N_(
+                "{model} on {gpus}: every op of one decode step (batch {batches}, KV cache of {kv} positions) and "
+                "of one prefill ({seqs} tokens), with weights in {formats}."
+            ),
+            model=L.model_name(result, model),
+            gpus=", ".join(g.short_name for g in result.gpus.values()),
+            batches=", ".join(tr.integer(b) for b in cfg.decode.batches),
+            kv=tr.integer(cfg.decode.kv_len),
+            seqs=", ".join(tr.integer(s) for s in cfg.prefill.seq_lens),
+            formats=", ".join(L.precision(w, tr) for w in cfg.weights),
+        )
+    ]
+    for w in cfg.weights:
+        if f"{p}linear.b1.{w}.intensity_min" not in result.facts:
+            continue
+        ridges = [
+            tr.gettext(N_("{ridge} on the {gpu}"), ridge=f(f"ridge.{g}.{w}"), gpu=gpu.short_name)
+            for g, gpu in result.gpus.items()
+            if f"ridge.{g}.{w}" in result.facts
+        ]
+        low, high = f(f"{p}linear.b1.{w}.intensity_min"), f(f"{p}linear.b1.{w}.intensity_max")
+        span = low if low == high else tr.gettext(N_("{low} to {high}"), low=low, high=high)
+        items.append(
+            tr.gettext(
+                N_("At batch 1 its GEMMs with {w} weights reach {span}; the {w} ridge is {ridges}."),
+                w=L.precision(w, tr),
+                span=span,
+                ridges=", ".join(ridges),
+            )
+        )
+    for g, gpu in result.gpus.items():
+        w = tables_format(result, g)
+        if f"{p}{g}.{w}.crossing.linear_min" in result.facts:
+            items.append(
+                tr.gettext(
+                    N_(
+                        "{gpu}, {w} weights: decode at batch 1 takes {b1} a token; the {w} GEMMs turn compute-bound "
+                        "from batch {low} to {high}."
+                    ),
+                    gpu=gpu.short_name,
+                    w=L.precision(w, tr),
+                    b1=f(f"{p}{g}.{w}.decode.b1.per_token"),
+                    low=f(f"{p}{g}.{w}.crossing.linear_min"),
+                    high=f(f"{p}{g}.{w}.crossing.linear_max"),
+                )
+            )
+    items.append(
+        tr.gettext(
+            N_(
+                "Measured on the {gpu}: {points} operator timings; GEMMs at M = 1 took a median {m1} longer than "
+                "predicted, at M = {mbig} {ebig} longer."
+            ),
+            gpu=result.measured_gpu.short_name,
+            points=f("measured.points"),
+            m1=f("measured.gemm.m1.error_median"),
+            mbig=f("measured.m_max"),
+            ebig=f(f"measured.gemm.m{int(result.facts['measured.m_max'].value)}.error_median"),
+        )
+    )
+    return fragment("".join(f"- {item}\n" for item in items))
+
+
+def limits(result, tr: Translator, options: dict) -> object:
+    """One row per GPU and data type: the spec roofline, and the measured one where there is one."""
+    t = TableBuilder("limits", tr)
+    t.col("gpu", N_("GPU")).col("dtype", N_("Data type"))
+    t.col("peak", N_("Dense peak"), "tflop_per_s").col("bandwidth", N_("Memory bandwidth"), "tb_per_s")
+    t.col("ridge", N_("Ridge point"), "flop_per_byte")
+    measured = result.limits[result.limits["source"] == "measured"]
+    if len(measured):
+        t.col("m-peak", N_("Measured peak"), "tflop_per_s").col("m-bandwidth", N_("Measured bandwidth"), "tb_per_s")
+        t.col("m-ridge", N_("Measured ridge point"), "flop_per_byte")
+    lim = result.limits
+    for r in lim[lim["source"] == "spec"].itertuples():
+        values = [
+            L.gpu_name(result, r.gpu),
+            _dtype_label(r.dtype, tr),
+            r.peak_flop_per_s,
+            r.bandwidth_bytes_per_s,
+            r.ridge_flop_per_byte,
+        ]
+        if len(measured):
+            m = measured[(measured["gpu"] == r.gpu) & (measured["dtype"] == r.dtype)]
+            row = next(m.itertuples(), None)
+            values += (
+                [None, None, None]
+                if row is None
+                else [row.peak_flop_per_s, row.bandwidth_bytes_per_s, row.ridge_flop_per_byte]
+            )
+        t.row(key_of(r.gpu, r.dtype), *values)
+    notes = []
+    for gpu in result.gpus.values():
+        parts = [tr.pick(n) for n in gpu.notes]
+        bw = gpu.memory_bandwidth_bytes_per_s.note
+        if bw is not None:
+            parts.append(tr.pick(bw))
+        notes += [f"- **{text(gpu.short_name)}**: {text(p)}\n" for p in parts]
+    legend = tr.gettext(
+        N_(
+            "Ridge point = dense peak ÷ memory bandwidth, computed from the hardware files; the measured row uses the "
+            "capture's DRAM ceiling and the measured matmul peaks where the peaks capture has them. FP32 is the "
+            "CUDA-core peak that element-wise ops run against."
+        )
+    )
+    return fragment(t.build(), legend + "\n", "".join(notes))
+
+
+def _dtype_label(dtype: str, tr: Translator) -> str:
+    return tr.gettext(N_("FP32 (CUDA cores)")) if dtype == "fp32" else L.precision(dtype, tr)
+
+
+def ceilings(result, tr: Translator, options: dict) -> object:
+    t = TableBuilder("ceilings", tr)
+    t.col("ceiling", N_("Ceiling")).col("buffer", N_("Buffer"), "mib").col("repeat", N_("Runs per timing"), "count")
+    t.col("flushed", N_("L2 flushed")).col("median", N_("Median time"), "us")
+    t.col("bandwidth", N_("Bandwidth"), "tb_per_s").col("of_spec", N_("Of spec DRAM bandwidth"), "percent")
+    yes, no = tr.gettext(N_("yes")), tr.gettext(N_("no"))
+    for r in result.ceilings.itertuples():
+        t.row(
+            r.op,
+            tr.gettext(L.CEILINGS[r.op]),
+            r.buffer_bytes,
+            r.repeat,
+            yes if r.l2_flushed else no,
+            r.median_s * 1e9,
+            r.bytes_per_s,
+            r.of_spec,
+        )
+    return fragment(t.build())
+
+
+def model_dims(result, tr: Translator, options: dict) -> object:
+    t = TableBuilder("dims", tr)
+    t.col("dim", N_("Dimension"))
+    for m in result.models.values():
+        t.col(f"model-{m.id}", m.short_name, "count", translated=True)
+    names = [d for d in L.DIMS if any(d in m.cited for m in result.models.values())]
+    for d in names:
+        values = [m.cited[d].value if d in m.cited else None for m in result.models.values()]
+        t.row(d, tr.gettext(L.DIMS[d]), *values)
+    sources = []
+    for m in result.models.values():
+        cited = ", ".join(link(f"{s.title} ({tr.date(s.date)})", s.url) for s in m.sources.values())
+        sources.append(f"- **{text(m.short_name)}**: {cited}\n")
+    return fragment(t.build(), "".join(sources))
+
+
+def ops(result, tr: Translator, options: dict) -> object:
+    model, phase = model_of(result, options), phase_of(options)
+    sizes = result.config.decode.batches if phase == "decode" else result.config.prefill.seq_lens
+    out = []
+    many = len(gpus_of(result, options)) > 1
+    for gpu in gpus_of(result, options):
+        w = tables_format(result, gpu)
+        rows = result.ops[
+            (result.ops["model"] == model)
+            & (result.ops["gpu"] == gpu)
+            & (result.ops["phase"] == phase)
+            & (result.ops["weights"] == w)
+            & (result.ops["count"] > 0)
+        ]
+        t = TableBuilder(key_of("ops", model, gpu, phase), tr)
+        t.col("op", N_("Op")).col("count", N_("Runs per step"), "count")
+        t.col("dtype", N_("Data type"))
+        for size in sizes:
+            t.col(f"s{size}", L.size_header(phase, size, tr), "percent", align="right", translated=True)
+        cells: dict[str, dict[int, Cell]] = {}
+        first = {}
+        for r in rows.itertuples():
+            cells.setdefault(r.op, {})[r.size] = L.share_bound(r.layer_share, r.bound, tr)
+            first.setdefault(r.op, r)
+        for op, r in first.items():
+            by_size = cells[op]
+            t.row(
+                key_of(op),
+                L.code_cell(op),
+                r.count,
+                L.precision(r.dtype, tr),
+                *[by_size.get(s, Cell(None, None)) for s in sizes],
+            )
+        if many:
+            heading = tr.gettext(N_("{gpu}, {w} weights"), gpu=L.gpu_name(result, gpu), w=L.precision(w, tr))
+            out.append(f"#### {text(heading)}\n")
+        out.append(t.build())
+    legend = tr.gettext(
+        N_(
+            "Each cell: the op's share of the predicted time of the layer it runs in (an attention-block op: of "
+            "a {layer}; a dense-FFN op: of a {dense}; a once-per-step op, the last rows: of the whole step), then "
+            "{m} memory-bound or {c} compute-bound on that GPU's roofline."
+        ),
+        layer=tr.gettext(L.LAYERS["moe_layer" if result.models[model].moe else "dense_layer"]),
+        dense=tr.gettext(L.LAYERS["dense_layer"]),
+        m=tr.gettext(L.BOUND_SHORT["memory"]),
+        c=tr.gettext(L.BOUND_SHORT["compute"]),
+    )
+    return fragment(legend + "\n", *out)
+
+
+def projection(result, tr: Translator, options: dict) -> object:
+    """Batch-1 intensity of every decode GEMM per weight format, and the batch at which it
+    crosses its ridge on each GPU (at the GPU's table format)."""
+    model = model_of(result, options)
+    b1 = result.ops[
+        (result.ops["model"] == model)
+        & (result.ops["phase"] == "decode")
+        & (result.ops["size"] == 1)
+        & result.ops["kind"].isin(["gemm", "bmm", "grouped_gemm"])
+        & (result.ops["count"] > 0)
+    ]
+    weights = list(dict.fromkeys(b1["weights"]))
+    cross = result.crossings[result.crossings["model"] == model]
+    t = TableBuilder(key_of("projection", model), tr)
+    t.col("op", N_("Op")).col("n", N_("n"), "count").col("k", N_("k"), "count").col("dtype", N_("Weights"))
+    for w in weights:
+        label = tr.gettext(N_("Intensity at B = 1, {w}"), w=L.precision(w, tr))
+        t.col(f"i-{w}", label, "flop_per_byte2", translated=True)
+    for gpu in result.gpus:
+        w = tables_format(result, gpu)
+        label = tr.gettext(N_("{gpu} ({w}): crossing batch"), gpu=L.gpu_name(result, gpu), w=L.precision(w, tr))
+        t.col(f"x-{gpu}", label, "count", translated=True)
+    never = tr.gettext(N_("never"))
+    for op in dict.fromkeys(b1["op"]):
+        rows = b1[b1["op"] == op]
+        first = next(rows.itertuples())
+        per_w = {r.weights: r.intensity for r in rows.itertuples()}
+        fixed = rows[rows["dtype"] != rows["weights"]]  # weights that keep their type in every format
+        fmt = L.precision(fixed["dtype"].iloc[0], tr) if len(fixed) else tr.gettext(N_("the format"))
+        values = [L.code_cell(op), first.n, first.k, fmt, *[per_w.get(w) for w in weights]]
+        for gpu in result.gpus:
+            x = cross[(cross["gpu"] == gpu) & (cross["weights"] == tables_format(result, gpu)) & (cross["op"] == op)]
+            batch = x["crossing_batch"].iloc[0] if len(x) else None
+            values.append(Cell(never, None) if L.missing(batch) else Cell(tr.integer(int(batch)), int(batch)))
+        t.row(key_of(op), *values)
+    legend = tr.gettext(
+        N_(
+            'Weights: the op\'s weights are in the format of the column ("the format") or always in the type named. '
+            "Crossing batch: the smallest decode batch at which the op's intensity reaches the ridge of its data "
+            "type on that GPU; the routed experts need the batch at which each active expert receives that many "
+            'tokens. "never": the activations alone keep the op below the ridge.'
+        )
+    )
+    return fragment(t.build(), legend + "\n")
+
+
+def per_token(result, tr: Translator, options: dict) -> object:
+    model, phase = model_of(result, options), phase_of(options)
+    sizes = result.config.decode.batches if phase == "decode" else result.config.prefill.seq_lens
+    steps = result.totals[
+        (result.totals["model"] == model) & (result.totals["phase"] == phase) & (result.totals["layer"] == "step")
+    ]
+    t = TableBuilder(key_of("per-token", model, phase), tr)
+    t.col("gpu", N_("GPU")).col("weights", N_("Weights"))
+    for size in sizes:
+        t.col(f"s{size}", L.size_header(phase, size, tr), "us", translated=True)
+    for gpu, w in dict.fromkeys(zip(steps["gpu"], steps["weights"])):
+        rows = steps[(steps["gpu"] == gpu) & (steps["weights"] == w)]
+        by_size = dict(zip(rows["size"], rows["per_token_s"]))
+        t.row(key_of(gpu, w), L.gpu_name(result, gpu), L.precision(w, tr), *[by_size.get(s, 0) * 1e9 for s in sizes])
+    legend = tr.gettext(
+        N_(
+            "Predicted time per token: the sum over the step's ops of runs × predicted time, divided by the "
+            "tokens of the step ({what})."
+        ),
+        what=tr.gettext(N_("the batch") if phase == "decode" else N_("the sequence length")),
+    )
+    return fragment(t.build(), legend + "\n")
+
+
+def dominant(result, tr: Translator, options: dict) -> object:
+    model = model_of(result, options)
+    t = TableBuilder(key_of("dominant", model), tr)
+    t.col("phase", N_("Phase")).col("size", N_("Size"), "count")
+    for gpu in result.gpus:
+        w = tables_format(result, gpu)
+        t.col(
+            f"g-{gpu}", tr.gettext(N_("{gpu}, {w}"), gpu=L.gpu_name(result, gpu), w=L.precision(w, tr)), translated=True
+        )
+    top = result.dominant[result.dominant["model"] == model]
+    cfg = result.config
+    for phase, sizes in (("decode", cfg.decode.batches), ("prefill", cfg.prefill.seq_lens)):
+        for size in sizes:
+            values = [tr.gettext(L.PHASES[phase]), size]
+            for gpu in result.gpus:
+                rows = top[(top["gpu"] == gpu) & (top["weights"] == tables_format(result, gpu))]
+                rows = rows[(rows["phase"] == phase) & (rows["size"] == size)]
+                shown = ", ".join(
+                    tr.gettext(N_("{op} {share}"), op=r.op, share=tr.percent(r.share)) for r in rows.itertuples()
+                )
+                values.append(Cell(shown or None, shown or None))
+            t.row(key_of(phase, size), *values)
+    legend = tr.gettext(N_("The three ops with the largest share of the step's predicted time, per phase and size."))
+    return fragment(t.build(), legend + "\n")
+
+
+def measured(result, tr: Translator, options: dict) -> object:
+    """Prediction error per measured shape (rows) and M (columns), and every point in full."""
+    c = result.compare
+    ms = sorted(set(int(m) for m in c["m"]))
+    t = TableBuilder("errors", tr)
+    t.col("name", N_("Microbenchmark")).col("dtype", N_("Data type")).col("stands_for", N_("Model ops it measures"))
+    for m in ms:
+        t.col(f"m{m}", tr.gettext(N_("M = {m}"), m=tr.integer(m)), "percent", align="right", translated=True)
+    kvs = c["kv_len"].fillna(0)
+    for name, dtype, kv in dict.fromkeys(zip(c["name"], c["dtype"], kvs)):
+        rows = c[(c["name"] == name) & (c["dtype"] == dtype) & (kvs == kv)]
+        errors = {int(r.m): r.error for r in rows.itertuples()}
+        ops_of = sorted({o for s in rows["stands_for"] for o in s})
+        t.row(
+            key_of(name, dtype, int(kv)),
+            L.code_cell(name),
+            L.precision(dtype, tr),
+            Cell(", ".join(ops_of) or L.DASH, ", ".join(ops_of)),
+            *[L.signed_percent(errors.get(m), tr, 0) for m in ms],
+        )
+    legend = tr.gettext(
+        N_(
+            "Error = measured ÷ predicted − 1, the prediction being the roofline time of the measured shape on the "
+            "{gpu}'s specification; positive: slower than the roofline allows."
+        ),
+        gpu=result.measured_gpu.short_name,
+    )
+    return fragment(legend + "\n", t.build())
+
+
+def measured_points(result, tr: Translator, options: dict) -> object:
+    t = TableBuilder("points", tr)
+    t.col("name", N_("Microbenchmark")).col("dtype", N_("Data type")).col("m", N_("M"), "count")
+    t.col("kv", N_("KV length"), "count").col("intensity", N_("Intensity"), "flop_per_byte")
+    t.col("bound", N_("Bound")).col("predicted", N_("Predicted"), "us").col("measured", N_("Measured median"), "us")
+    t.col("iqr", N_("Interquartile range ÷ median"), "percent").col("process", N_("Process 2 ÷ process 1"), "count1")
+    t.col("error", N_("Error"), "percent", align="right").col("roof", N_("Predicted, measured roofline"), "us")
+    t.col("roof_error", N_("Error, measured roofline"), "percent", align="right")
+    for r in result.compare.itertuples():
+        kv = None if L.missing(r.kv_len) else int(r.kv_len)
+        t.row(
+            key_of(r.name, r.dtype, r.m, kv or 0),
+            L.code_cell(r.name),
+            L.precision(r.dtype, tr),
+            r.m,
+            kv,
+            r.intensity,
+            tr.gettext(L.BOUNDS[r.bound]),
+            r.predicted_s * 1e9,
+            r.measured_s * 1e9,
+            r.spread,
+            r.process_ratio,
+            L.signed_percent(r.error, tr),
+            None if L.missing(r.measured_roof_s) else r.measured_roof_s * 1e9,
+            L.signed_percent(r.measured_roof_error, tr),
+        )
+    return fragment(t.build())
+
+
+def unsupported(result, tr: Translator, options: dict) -> object:
+    items = []
+    u = result.bench.unsupported
+    cc = result.meta.gpu.compute_capability if result.meta else None
+    if (u["dtype"] == "fp4").any():
+        items.append(
+            tr.gettext(
+                N_(
+                    "FP4 GEMMs: not measured. The {gpu} (compute capability {cc}) has no FP4 tensor-core "
+                    "instructions; they arrived with Blackwell (compute capability 10.0). The FP4 rows of this "
+                    "page are predictions only, and the {gpu} has no FP4 rows."
+                ),
+                gpu=result.measured_gpu.short_name,
+                cc=cc or L.DASH,
+            )
+        )
+    att = u[u["op"] == "attention_decode"]
+    if len(att):
+        pairs = ", ".join(
+            tr.gettext(N_("B = {b} × {kv} positions"), b=tr.integer(int(r.m)), kv=tr.integer(int(r.kv_len)))
+            for r in att.itertuples()
+        )
+        items.append(
+            tr.gettext(
+                N_("Decode attention not run where the keys and values would not fit the capture's limit: {pairs}."),
+                pairs=pairs,
+            )
+        )
+    others = u[~u["op"].isin(["attention_decode"]) & (u["dtype"] != "fp4")]
+    for r in others.itertuples():
+        items.append(
+            tr.gettext(N_("{op} ({dtype}): not run: {reason}"), op=L.code(r.op), dtype=r.dtype, reason=L.code(r.reason))
+        )
+    return fragment("".join(f"- {i}\n" for i in items))
