@@ -1,0 +1,182 @@
+"""The roofline report's pages (the session's build), read as HTML in both languages; their numbers
+checked against independent recomputation: hand formulas written out here and the raw
+results.json read with ``json``."""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import re
+from pathlib import Path
+
+import pytest
+
+from generators.analysis import llm_ops, op_roofline
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "data" / "reports" / "microbench-h100-80gb-hbm3" / "v1" / "results.json"
+PAGES = {"en": "reports/microbench-h100-80gb-hbm3/", "zh": "zh/reports/microbench-h100-80gb-hbm3/"}
+#: Dense peaks (FLOP/s) and bandwidths (bytes/s) as the hardware files give them, per GPU.
+SPEC = {
+    "h100-sxm": ({"bf16": 989.4e12, "fp8": 1978.9e12}, 3.35e12),
+    "b200": ({"bf16": 2250e12, "fp8": 4500e12, "fp4": 9000e12}, 8e12),
+    "gb200": ({"bf16": 2500e12, "fp8": 5000e12, "fp4": 10000e12}, 8e12),
+}
+TABLES = {"h100-sxm": "fp8", "b200": "fp4", "gb200": "fp4"}
+#: DeepSeek-V3 decode GEMMs with one weight matrix per token: (n, k), weights in the format.
+LINEAR = {
+    "fused_qkv_a_proj": (2112, 7168),
+    "q_b_proj": (24576, 1536),
+    "o_proj": (7168, 16384),
+    "gate_up_proj": (36864, 7168),
+    "down_proj": (7168, 18432),
+    "shared_gate_up_proj": (4096, 7168),
+    "shared_down_proj": (7168, 2048),
+}
+EXPERTS = {"experts_gate_up_proj": (4096, 7168), "experts_down_proj": (7168, 2048)}
+
+
+def weight_bytes(fmt: str, n: int, k: int) -> float:
+    if fmt == "bf16":
+        return 2 * n * k
+    if fmt == "fp8":  # 1 byte + an FP32 scale per 128 x 128 block
+        return n * k + 4 * math.ceil(n / 128) * math.ceil(k / 128)
+    return n * k / 2 + n * math.ceil(k / 16)  # NVFP4: half a byte + an FP8 scale per 16 along k
+
+
+def intensity(fmt: str, n: int, k: int, m: float) -> float:
+    return 2 * m * n * k / (weight_bytes(fmt, n, k) + 2 * m * (n + k))
+
+
+def crossing_m(fmt: str, n: int, k: int, ridge: float) -> float:
+    """Solve 2mnk / (W + 2m(n + k)) = ridge for m by bisection (no closed form borrowed)."""
+    lo, hi = 1e-9, 1e9
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if intensity(fmt, n, k, mid) < ridge else (lo, mid)
+    return hi
+
+
+def per_expert(batch: int) -> float:
+    return batch * 8 / (256 * (1 - (1 - 8 / 256) ** batch))
+
+
+def main(page: str) -> str:
+    return page.split('<article class="md-content__inner', 1)[1].split("</article>", 1)[0]
+
+
+def row_cells(page: str, anchor: str) -> list[str]:
+    m = re.search(rf'<tr id="[^"]+" data-anchor="{re.escape(anchor)}">(.*?)</tr>', page, re.S)
+    assert m, anchor
+    return [html.unescape(re.sub(r"<[^>]+>", "", c)).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", m.group(1))]
+
+
+def number(text: str) -> float:
+    return float(text.replace(",", "").replace("+", "").replace("%", "").replace("−", "-"))
+
+
+@pytest.fixture(scope="module")
+def pages(built_site) -> dict[str, str]:
+    return {lang: main(built_site.html(path)) for lang, path in PAGES.items()}
+
+
+def test_both_languages_have_the_same_sections_tables_and_figures(pages):
+    en, zh = pages["en"], pages["zh"]
+    assert en.count("<h2") == zh.count("<h2") == 13
+    anchors = [re.findall(r'data-anchor="(roofline\.[^"]+)"', p) for p in (en, zh)]
+    assert anchors[0] == anchors[1] and len(anchors[0]) > 400
+    assert en.count('class="ps-figure"') == zh.count('class="ps-figure"') == 9
+    assert "<details" in en and "<details" in zh  # every measured point, folded
+
+
+def test_batch_1_intensity_and_crossing_batches_by_hand(pages):
+    en = pages["en"]
+    for op, (n, k) in {**LINEAR, **EXPERTS}.items():
+        cells = row_cells(en, f"roofline.projection/projection.deepseek-v3/{op}")
+        assert (number(cells[1]), number(cells[2])) == (n, k)
+        for i, fmt in enumerate(("bf16", "fp8", "fp4")):
+            assert abs(number(cells[4 + i]) - intensity(fmt, n, k, 1)) <= 0.005, (op, fmt)
+        assert number(cells[6]) < 4  # FP4 at batch 1: not 7,000-15,000 FLOP/byte
+        for j, gpu in enumerate(("h100-sxm", "b200", "gb200")):
+            peaks, bandwidth = SPEC[gpu]
+            fmt = TABLES[gpu]
+            m = crossing_m(fmt, n, k, peaks[fmt] / bandwidth)
+            batch = math.ceil(m) if op in LINEAR else next(b for b in range(1, 10**6) if per_expert(b) >= m)
+            assert number(cells[7 + j]) == batch, (op, gpu)
+
+
+def test_the_attention_matmuls_never_cross(pages):
+    for op in ("q_nope_w_kc", "attn_w_vc"):
+        cells = row_cells(pages["en"], f"roofline.projection/projection.deepseek-v3/{op}")
+        assert cells[3] == "BF16" and cells[7:] == ["never"] * 3
+        # 128 x 512 per head: intensity tends to nk / (n + k) = 102.4, under every BF16 ridge
+        assert 128 * 512 / (128 + 512) < min(p["bf16"] / bw for p, bw in SPEC.values())
+
+
+def test_ridge_points_by_hand(pages):
+    for gpu, (peaks, bandwidth) in SPEC.items():
+        for fmt, peak in peaks.items():
+            cells = row_cells(pages["en"], f"roofline.limits/limits/{gpu}.{fmt}")
+            assert abs(number(cells[4]) - peak / bandwidth) <= 0.05 + 1e-9, (gpu, fmt)
+
+
+@pytest.fixture(scope="module")
+def raw() -> list[dict]:
+    return json.loads(RESULTS.read_text())["ops"]
+
+
+def _hand_prediction(rec: dict) -> float:
+    """Roofline time of a measured GEMM or batched matmul on the H100 specification."""
+    heads = rec.get("heads") or 1
+    m, n, k, fmt = rec["m"], rec["n"], rec["k"], rec["dtype"]
+    flops = 2 * heads * m * n * k
+    nbytes = heads * (weight_bytes(fmt, n, k) + 2 * m * (n + k))
+    peaks, bandwidth = SPEC["h100-sxm"]
+    return max(flops / peaks[fmt], nbytes / bandwidth)
+
+
+def test_measured_errors_against_the_raw_medians(pages, raw):
+    matmuls = [r for r in raw if r["op"] in ("gemm", "bmm")]
+    assert len(matmuls) == 140
+    ms = sorted({r["m"] for r in matmuls})
+    for rec in matmuls:
+        cells = row_cells(pages["en"], f"roofline.measured/errors/{rec['name']}.{rec['dtype']}.0")
+        shown = number(cells[3 + ms.index(rec["m"])])
+        expected = 100 * (rec["median_s"] / _hand_prediction(rec) - 1)
+        assert abs(shown - expected) <= 0.5 + 1e-9, (rec["name"], rec["dtype"], rec["m"], shown, expected)
+        assert shown > 0  # the roofline is a lower bound
+    norm = row_cells(pages["en"], "roofline.measured/errors/rmsnorm.bf16.0")
+    assert norm[2] == "input_layernorm, post_attention_layernorm, final_norm" or set(norm[2].split(", ")) == {
+        "input_layernorm",
+        "post_attention_layernorm",
+        "final_norm",
+    }
+
+
+def test_memory_ceilings_against_the_raw_records(pages, raw):
+    for rec in raw:
+        if rec["op"] in ("dram_copy", "dram_read", "l2_copy", "l2_read"):
+            cells = row_cells(pages["en"], f"roofline.ceilings/ceilings/{rec['op']}")
+            tb_s = sum(rec["bytes_detail"].values()) / rec["median_s"] / 1e12
+            assert abs(number(cells[5]) - tb_s) <= 0.005 and abs(number(cells[6]) - 100 * tb_s / 3.35) <= 0.05
+
+
+def test_the_methodology_shows_the_formulas_the_analysis_computes_with(pages):
+    for lang, page in pages.items():
+        for formula in (*llm_ops.FORMULAS, *op_roofline.FORMULAS):
+            assert html.escape(formula.text(), quote=False) in page, (lang, formula.name)
+
+
+def test_the_headline_numbers_in_prose(pages):
+    fp4 = max(intensity("fp4", n, k, 1) for n, k in {**LINEAR, **EXPERTS}.values())
+    text = re.sub(r"<[^>]+>", "", pages["en"])
+    assert f"sit at {fp4:.2f} FLOP/byte at most" in text
+    assert "7,000 to 15,000 FLOP/byte" in text  # the template it refutes, typed on purpose
+    zh = re.sub(r"<[^>]+>", "", pages["zh"])
+    assert f"至多为\n{fp4:.2f} FLOP/字节" in zh or f"至多为 {fp4:.2f} FLOP/字节" in zh.replace("\n", " ")
+
+
+def test_fp4_on_the_h100_is_said_to_be_unmeasurable_in_both_languages(pages):
+    assert "no FP4 tensor-core instructions" in pages["en"]
+    assert "没有 FP4 张量核心指令" in pages["zh"]
