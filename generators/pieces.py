@@ -38,7 +38,7 @@ def key_of(*parts: object) -> str:
 class Cell:
     text: str | None  # as shown; None: no value (a dash)
     value: Value = None  # base units, for the CSV and for sorting; None: empty
-    style: str = "plain"  # plain | code | link
+    style: str = "plain"  # plain | code | link | strong (a number the table's legend marks out)
     href: str | None = None  # style "link"
 
 

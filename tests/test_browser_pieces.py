@@ -114,6 +114,7 @@ def test_every_table_sorts_by_its_numeric_columns(browser_page, pages):
     page, sorted_columns, wrong = browser_page, 0, []
     for path in pages:
         page.goto(f"{page.base}/{path}", wait_until="load")
+        page.evaluate("document.querySelectorAll('article details').forEach(d => d.open = true)")  # folded tables
         for box in page.locator("article .ps-table").all():
             headers = box.locator("th[data-sort-method=number]")
             rows = box.locator("tbody tr").count()

@@ -86,7 +86,7 @@ def test_both_languages_have_the_same_sections_tables_and_figures(pages):
     assert en.count("<h2") == zh.count("<h2") == 13
     anchors = [re.findall(r'data-anchor="(roofline\.[^"]+)"', p) for p in (en, zh)]
     assert anchors[0] == anchors[1] and len(anchors[0]) > 400
-    assert en.count('class="ps-figure"') == zh.count('class="ps-figure"') == 9
+    assert en.count('class="ps-figure"') == zh.count('class="ps-figure"') == 6
     assert "<details" in en and "<details" in zh  # every measured point, folded
 
 
@@ -109,7 +109,7 @@ def test_batch_1_intensity_and_crossing_batches_by_hand(pages):
 def test_the_attention_matmuls_never_cross(pages):
     for op in ("q_nope_w_kc", "attn_w_vc"):
         cells = row_cells(pages["en"], f"roofline.projection/projection.deepseek-v3/{op}")
-        assert cells[3] == "BF16" and cells[7:] == ["never"] * 3
+        assert cells[3] == "BF16" and cells[7:] == ["—"] * 3  # a dash: never
         # 128 x 512 per head: intensity tends to nk / (n + k) = 102.4, under every BF16 ridge
         assert 128 * 512 / (128 + 512) < min(p["bf16"] / bw for p, bw in SPEC.values())
 

@@ -159,7 +159,7 @@ def layer_shares(model: ModelSpec, ops: pd.DataFrame) -> pd.DataFrame:
     over the predicted time of that layer (a step op: its time over the step's), per phase,
     size and weight format."""
     keys = ["phase", "size", "weights"]
-    times = totals(model, ops).set_index(keys + ["layer"])["predicted_s"]
+    times = totals(model, ops).set_index(keys + ["layer"])["predicted_s"].to_dict()
     layers = [layer_of(model, scope) for scope in ops["scope"]]
     shares = []
     for row, layer in zip(ops.itertuples(), layers):
@@ -189,31 +189,27 @@ def totals(model: ModelSpec, ops: pd.DataFrame) -> pd.DataFrame:
     """Per phase, size and weight format: one dense layer, one MoE layer, and the whole step.
 
     ``per_token_s`` is the step time over the tokens it produces or reads (batch in
-    decode, sequence length in prefill).
+    decode, sequence length in prefill). Sums over the ops of each group.
     """
-    rows = []
-    for (phase, size, dtype), group in ops.groupby(["phase", "size", "weights"], sort=False):
-        layers = [("dense_layer", model.dense_layers)] + ([("moe_layer", model.moe_layers)] if model.moe else [])
-        for layer, n in layers:
-            part = group[group["scope"].isin(_LAYERS[layer])]
-            flops, nbytes, seconds = part["flops"].sum(), part["bytes"].sum(), part["predicted_s"].sum()
-            rows.append((phase, size, dtype, layer, n, flops, nbytes, seconds, seconds / size))
-        weighted = group["count"]
-        seconds = STEP(count=weighted, T=group["predicted_s"]).sum()
-        rows.append(
-            (
-                phase,
-                size,
-                dtype,
-                "step",
-                1,
-                (weighted * group["flops"]).sum(),
-                (weighted * group["bytes"]).sum(),
-                seconds,
-                seconds / size,
-            )
-        )
-    return pd.DataFrame(rows, columns=TOTAL_COLUMNS)
+    keys = ["phase", "size", "weights"]
+    layers = [("dense_layer", model.dense_layers)] + ([("moe_layer", model.moe_layers)] if model.moe else [])
+    parts = []
+    for layer, n in layers:
+        part = ops[ops["scope"].isin(_LAYERS[layer])].groupby(keys, sort=False)[["flops", "bytes", "predicted_s"]].sum()
+        parts.append(part.assign(layer=layer, count=n))
+    step = ops.assign(
+        flops=ops["count"] * ops["flops"],
+        bytes=ops["count"] * ops["bytes"],
+        predicted_s=STEP(count=ops["count"], T=ops["predicted_s"]),
+    )
+    parts.append(step.groupby(keys, sort=False)[["flops", "bytes", "predicted_s"]].sum().assign(layer="step", count=1))
+    order = {key: i for i, key in enumerate(dict.fromkeys(zip(*(ops[k] for k in keys))))}
+    out = pd.concat(parts).reset_index()
+    out["_group"] = [order[key] for key in zip(*(out[k] for k in keys))]
+    out["_layer"] = out["layer"].map({name: i for i, name in enumerate([*(name for name, _ in layers), "step"])})
+    out = out.sort_values(["_group", "_layer"], kind="stable").reset_index(drop=True)
+    out["per_token_s"] = out["predicted_s"] / out["size"]
+    return out[TOTAL_COLUMNS]
 
 
 def dominant(ops: pd.DataFrame, top: int = 5) -> pd.DataFrame:

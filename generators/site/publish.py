@@ -88,6 +88,8 @@ def _cell(cell: Cell, align: str, numeric: bool) -> str:
         text = f"<code>{text}</code>"
     elif cell.text is not None and cell.style == "link" and cell.href:
         text = f'<a href="{html.escape(cell.href)}">{text}</a>'
+    elif cell.text is not None and cell.style == "strong":
+        text = f"<strong>{text}</strong>"
     sort = ""
     if numeric:
         sort = f' data-sort="{_sort_value(cell.value)}"'

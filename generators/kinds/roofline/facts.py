@@ -122,23 +122,36 @@ def _crossings(crossings: pd.DataFrame) -> dict[str, Quantity]:
 
 def _steps(ops: pd.DataFrame, totals: pd.DataFrame) -> dict[str, Quantity]:
     out = {}
-    steps = totals[totals["layer"] == "step"].set_index(["gpu", "weights", "phase", "size"])
-    run = ops[ops["count"] > 0].assign(step_s=lambda d: d["count"] * d["predicted_s"])
-    run = run.assign(step_bytes=run["count"] * run["bytes"], step_weights=run["count"] * run["weight_bytes"])
-    for (gpu, w, phase, size), part in run.groupby(["gpu", "weights", "phase", "size"], sort=False):
-        key = f"{gpu}.{w}.{phase}.{'b' if phase == 'decode' else 's'}{size}"
-        total = steps.loc[(gpu, w, phase, size)]
-        step_s = part["step_s"].sum()
-        out[f"{key}.step"] = Quantity(total.predicted_s * 1e9, "ns")
-        out[f"{key}.per_token"] = Quantity(total.per_token_s * 1e9, "ns")
-        out[f"{key}.throughput"] = Quantity(size / total.predicted_s, "tokens_per_s")
-        out[f"{key}.memory_share"] = Quantity(part.loc[part["bound"] == "memory", "step_s"].sum() / step_s, "fraction")
-        out[f"{key}.compute_ops"] = Quantity(int((part["bound"] == "compute").sum()), "count")
-        out[f"{key}.weight_share"] = Quantity(part["step_weights"].sum() / part["step_bytes"].sum(), "fraction")
-        shares = part.groupby("op", sort=False)["step_s"].sum() / step_s
-        for op, share in shares.items():
-            out[f"{key}.share.{op}"] = Quantity(share, "fraction")
-        out[f"{key}.top1.share"] = Quantity(shares.max(), "fraction")
+    keys = ["gpu", "weights", "phase", "size"]
+    steps = totals[totals["layer"] == "step"].set_index(keys)
+    run = ops[ops["count"] > 0]
+    step_s = run["count"] * run["predicted_s"]
+    run = run.assign(
+        step_s=step_s,
+        memory_s=step_s.where(run["bound"] == "memory", 0.0),
+        compute_op=(run["bound"] == "compute").astype(int),
+        step_bytes=run["count"] * run["bytes"],
+        step_weights=run["count"] * run["weight_bytes"],
+    )
+    sums = run.groupby(keys, sort=False)[["step_s", "memory_s", "compute_op", "step_bytes", "step_weights"]].sum()
+    per_op = run.groupby([*keys, "op"], sort=False)["step_s"].sum()
+    top = per_op.groupby(level=list(range(len(keys))), sort=False).max()
+
+    def name(gpu, w, phase, size) -> str:
+        return f"{gpu}.{w}.{phase}.{'b' if phase == 'decode' else 's'}{size}"
+
+    step_of, top_of, totals_of = sums["step_s"].to_dict(), top.to_dict(), steps.to_dict("index")
+    for key, row in zip(sums.index, sums.itertuples(index=False)):
+        total, prefix = totals_of[key], name(*key)
+        out[f"{prefix}.step"] = Quantity(total["predicted_s"] * 1e9, "ns")
+        out[f"{prefix}.per_token"] = Quantity(total["per_token_s"] * 1e9, "ns")
+        out[f"{prefix}.throughput"] = Quantity(key[3] / total["predicted_s"], "tokens_per_s")
+        out[f"{prefix}.memory_share"] = Quantity(row.memory_s / row.step_s, "fraction")
+        out[f"{prefix}.compute_ops"] = Quantity(int(row.compute_op), "count")
+        out[f"{prefix}.weight_share"] = Quantity(row.step_weights / row.step_bytes, "fraction")
+        out[f"{prefix}.top1.share"] = Quantity(top_of[key] / row.step_s, "fraction")
+    for (*key, op), seconds in per_op.items():
+        out[f"{name(*key)}.share.{op}"] = Quantity(seconds / step_of[tuple(key)], "fraction")
     return out
 
 

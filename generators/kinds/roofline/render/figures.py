@@ -55,82 +55,95 @@ def _plain(v):
     return v.item() if hasattr(v, "item") else v
 
 
-def roofline(result, tr: Translator, options: dict) -> object:
-    model = model_of(result, options)
-    out = []
-    for gpu in gpus_of(result, options):
-        w = tables_format(result, gpu)
-        ops = result.ops[
-            (result.ops["model"] == model)
-            & (result.ops["gpu"] == gpu)
-            & (result.ops["weights"] == w)
-            & (result.ops["count"] > 0)
-            & (result.ops["intensity"] > 0)
-        ]
-        dtypes = list(dict.fromkeys(ops["peak_dtype"]))
-        ridges = result.limits.loc[
-            (result.limits["gpu"] == gpu) & result.limits["dtype"].isin(dtypes), "ridge_flop_per_byte"
-        ]
-        lo, hi = _log_range([*ops["intensity"], *ridges])
-        with figures.style(tr.lang):
-            fig = figures.new_figure(7.5, 4.8)
-            ax = fig.add_subplot()
-            _roofs(ax, result.limits, gpu, dtypes, "spec", lo, hi, tr)
-            for phase in ("decode", "prefill"):
-                for dtype in dtypes:
-                    pts = ops[(ops["phase"] == phase) & (ops["peak_dtype"] == dtype)]
-                    if len(pts):
-                        face = DTYPE_COLORS[dtype] if phase == "decode" else "none"
-                        ax.scatter(
-                            pts["intensity"],
-                            pts["attainable_flop_per_s"] * TFLOP,
-                            s=16,
-                            marker=PHASE_MARKERS[phase],
-                            facecolors=face,
-                            edgecolors=DTYPE_COLORS[dtype],
-                            linewidths=0.8,
-                            alpha=0.8,
-                            zorder=3,
-                            label=tr.gettext(
-                                N_("{phase}, {dtype}"), phase=tr.gettext(L.PHASES[phase]), dtype=_dtype_label(dtype, tr)
-                            ),
-                        )
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_xlim(lo, hi)
-            ax.set_xlabel(tr.gettext(N_("Arithmetic intensity (FLOP/byte)")))
-            ax.set_ylabel(tr.gettext(N_("Attainable throughput (TFLOP/s)")))
-            ax.set_title(
-                tr.gettext(
-                    N_("{model} on the {gpu}, {w} weights"),
-                    model=L.model_name(result, model),
-                    gpu=L.gpu_name(result, gpu),
-                    w=L.precision(w, tr),
+def _placed(result, model: str, gpu: str):
+    """The ops drawn on a GPU's roofline: every op that runs, in the GPU's table format, with FLOPs."""
+    ops = result.ops
+    return ops[
+        (ops["model"] == model)
+        & (ops["gpu"] == gpu)
+        & (ops["weights"] == tables_format(result, gpu))
+        & (ops["count"] > 0)
+        & (ops["intensity"] > 0)
+    ]
+
+
+def _roofline_panel(ax, result, model: str, gpu: str, lo: float, hi: float, tr: Translator) -> None:
+    ops = _placed(result, model, gpu)
+    dtypes = list(dict.fromkeys(ops["peak_dtype"]))
+    _roofs(ax, result.limits, gpu, dtypes, "spec", lo, hi, tr)
+    for phase in ("decode", "prefill"):
+        for dtype in dtypes:
+            pts = ops[(ops["phase"] == phase) & (ops["peak_dtype"] == dtype)]
+            if len(pts):
+                label = tr.gettext(
+                    N_("{phase}, {dtype}"), phase=tr.gettext(L.PHASES[phase]), dtype=_dtype_label(dtype, tr)
                 )
-            )
-            ax.legend(fontsize=7, loc="lower right", ncols=2)
-            svg = figures.to_svg(fig)
-        caption = tr.gettext(
-            N_(
-                "Every op of a decode step (filled circles, one per op and batch) and of a prefill (open "
-                "triangles, one per op and sequence length), placed at its intensity on the roof of its data "
-                "type: the roofline's prediction. Roofs: dense peaks and {bw} memory bandwidth; ridge points "
-                "{ridges}. The embedding (no FLOPs) is not drawn."
-            ),
-            bw=fact(result, f"bandwidth.{gpu}", tr),
-            ridges=", ".join(f"{_dtype_label(d, tr)} {fact(result, f'ridge.{gpu}.{d}', tr)}" for d in dtypes),
+                face = DTYPE_COLORS[dtype] if phase == "decode" else "none"
+                ax.scatter(
+                    pts["intensity"],
+                    pts["attainable_flop_per_s"] * TFLOP,
+                    s=14,
+                    marker=PHASE_MARKERS[phase],
+                    facecolors=face,
+                    edgecolors=DTYPE_COLORS[dtype],
+                    linewidths=0.8,
+                    alpha=0.8,
+                    zorder=3,
+                    label=label,
+                )
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_xlabel(tr.gettext(N_("Arithmetic intensity (FLOP/byte)")))
+    w = tables_format(result, gpu)
+    ax.set_title(tr.gettext(N_("{gpu}, {w} weights"), gpu=L.gpu_name(result, gpu), w=L.precision(w, tr)), fontsize=9)
+
+
+def roofline(result, tr: Translator, options: dict) -> object:
+    """One panel per GPU (or the one ``gpu``), side by side on the same axes."""
+    model = model_of(result, options)
+    gpus = gpus_of(result, options)
+    drawn = [_placed(result, model, gpu) for gpu in gpus]
+    limits = result.limits[result.limits["gpu"].isin(gpus) & (result.limits["source"] == "spec")]
+    lo, hi = _log_range([x for ops in drawn for x in ops["intensity"]] + list(limits["ridge_flop_per_byte"]))
+    with figures.style(tr.lang):
+        fig = figures.new_figure(3.9 * len(gpus) + 1, 4.8)
+        axes = fig.subplots(1, len(gpus), sharey=True, squeeze=False)[0]
+        for ax, gpu in zip(axes, gpus):
+            _roofline_panel(ax, result, model, gpu, lo, hi, tr)
+        axes[0].set_ylabel(tr.gettext(N_("Attainable throughput (TFLOP/s)")))
+        handles = {}
+        for ax in axes:
+            for handle, label in zip(*ax.get_legend_handles_labels()):
+                handles.setdefault(label, handle)
+        fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncols=4, fontsize=7)
+        svg = figures.to_svg(fig)
+    ridges = "; ".join(
+        f"{L.gpu_name(result, gpu)}: "
+        + ", ".join(
+            f"{_dtype_label(d, tr)} {fact(result, f'ridge.{gpu}.{d}', tr)}" for d in dict.fromkeys(ops["peak_dtype"])
         )
-        alt = tr.gettext(
-            N_("Roofline of {model} on the {gpu}"), model=L.model_name(result, model), gpu=L.gpu_name(result, gpu)
-        )
-        data = (("phase", "size", "op", "dtype", "intensity", "attainable_flop_per_s"),) + tuple(
-            tuple(_plain(v) for v in r)
-            for r in ops[["phase", "size", "op", "peak_dtype", "intensity", "attainable_flop_per_s"]].itertuples(
-                index=False
-            )
-        )
-        out.append(Figure(key_of("roofline", model, gpu), svg, alt, caption, data))
-    return fragment(*out)
+        for gpu, ops in zip(gpus, drawn)
+    )
+    caption = tr.gettext(
+        N_(
+            "Every op of a decode step (filled circles, one per op and batch) and of a prefill (open "
+            "triangles, one per op and sequence length), placed at its intensity on the roof of its data "
+            "type: the roofline's prediction, one panel per GPU. Roofs: dense peaks and memory bandwidth; ridge "
+            "points {ridges}. The embedding (no FLOPs) is not drawn."
+        ),
+        ridges=ridges,
+    )
+    alt = tr.gettext(
+        N_("Roofline of {model} on {gpus}"),
+        model=L.model_name(result, model),
+        gpus=", ".join(L.gpu_name(result, g) for g in gpus),
+    )
+    cols = ["gpu", "phase", "size", "op", "peak_dtype", "intensity", "attainable_flop_per_s"]
+    data = (tuple(cols),) + tuple(
+        tuple(_plain(v) for v in r) for ops in drawn for r in ops[cols].itertuples(index=False)
+    )
+    return fragment(Figure(key_of("roofline", model, *gpus), svg, alt, caption, data))
 
 
 def measured_roofline(result, tr: Translator, options: dict) -> object:

@@ -18,7 +18,6 @@ PHASES = {"decode": N_("Decode"), "prefill": N_("Prefill")}
 SIZE_HEADERS = {"decode": N_("B = {size}"), "prefill": N_("S = {size}")}
 SIZE_NAMES = {"decode": N_("Batch"), "prefill": N_("Sequence length")}
 LAYERS = {"moe_layer": N_("MoE layer"), "dense_layer": N_("dense layer"), "step": N_("step")}
-BOUND_SHORT = {"memory": N_("mem"), "compute": N_("comp")}
 BOUNDS = {"memory": N_("memory-bound"), "compute": N_("compute-bound")}
 SOURCES = {"spec": N_("specification"), "measured": N_("measured")}
 CEILINGS = {
@@ -129,11 +128,10 @@ def size_header(phase: str, size: int, tr: Translator) -> str:
 
 
 def share_bound(share, bound: str, tr: Translator) -> Cell:
-    """A share of layer time with its bound, ``12.3 % M``; the CSV holds the share."""
+    """A share of layer time, in bold when the op is compute-bound; the CSV holds the share."""
     if missing(share):
         return Cell(None, None)
-    text = tr.gettext(N_("{share} {bound}"), share=tr.percent(share), bound=tr.gettext(BOUND_SHORT[bound]))
-    return Cell(text, float(share))
+    return Cell(tr.percent(share), float(share), "strong" if bound == "compute" else "plain")
 
 
 def signed_percent(fraction, tr: Translator, digits: int = 1) -> Cell:

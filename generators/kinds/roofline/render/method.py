@@ -35,7 +35,7 @@ def _formats(result, tr: Translator):
     t = TableBuilder("formats", tr)
     t.col("format", N_("Weight format")).col("bits", N_("Bits per value"), "count")
     t.col("block", N_("Scale block (rows × columns)")).col("scale", N_("Bytes per scale"), "count")
-    t.col("per_element", N_("Bytes per element"), "count1")
+    t.col("per_element", N_("Bytes per element"))  # 4 digits: FP8's block scales add 0.0002
     for r in result.formats.itertuples():
         block = L.DASH if not r.scale_bytes else f"{tr.integer(r.block_rows)} × {tr.integer(r.block_cols)}"
         t.row(
@@ -147,15 +147,19 @@ def caveats(result, tr: Translator, options: dict) -> object:
     items = [
         tr.gettext(
             N_(
-                "All weights on one GPU: the step's bytes are what one GPU would read. {model} does not fit one GPU "
-                "({fp8} in FP8, {fp4} in FP4, against {memory} on the {gpu}); a deployment spreads the same bytes "
-                "over several GPUs and adds communication the model leaves out."
+                "All weights on one GPU: the step's bytes are what one GPU would read. {model}'s weights take {fp8} "
+                "in FP8 and {fp4} in FP4, against {memory}; a deployment spreads the same bytes over several GPUs "
+                "and adds communication the model leaves out."
             ),
             model=L.model_name(result, model),
             fp8=fact(result, f"{model}.weights.fp8", tr, "gb"),
             fp4=fact(result, f"{model}.weights.fp4", tr, "gb"),
-            memory=fact(result, f"memory.{gpu.id}", tr, "gb"),
-            gpu=gpu.short_name,
+            memory=", ".join(
+                tr.gettext(
+                    N_("{memory} on the {gpu}"), memory=fact(result, f"memory.{g.id}", tr, "gb"), gpu=g.short_name
+                )
+                for g in result.gpus.values()
+            ),
         ),
         tr.gettext(
             N_(

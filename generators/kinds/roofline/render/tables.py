@@ -240,13 +240,11 @@ def ops(result, tr: Translator, options: dict) -> object:
     legend = tr.gettext(
         N_(
             "Each cell: the op's share of the predicted time of the layer it runs in (an attention-block op: of "
-            "a {layer}; a dense-FFN op: of a {dense}; a once-per-step op, the last rows: of the whole step), then "
-            "{m} memory-bound or {c} compute-bound on that GPU's roofline."
+            "a {layer}; a dense-FFN op: of a {dense}; a once-per-step op, the last rows: of the whole step). "
+            "In bold where the op is compute-bound on that GPU's roofline; every other cell is memory-bound."
         ),
         layer=tr.gettext(L.LAYERS["moe_layer" if result.models[model].moe else "dense_layer"]),
         dense=tr.gettext(L.LAYERS["dense_layer"]),
-        m=tr.gettext(L.BOUND_SHORT["memory"]),
-        c=tr.gettext(L.BOUND_SHORT["compute"]),
     )
     return fragment(legend + "\n", *out)
 
@@ -273,7 +271,6 @@ def projection(result, tr: Translator, options: dict) -> object:
         w = tables_format(result, gpu)
         label = tr.gettext(N_("{gpu} ({w}): crossing batch"), gpu=L.gpu_name(result, gpu), w=L.precision(w, tr))
         t.col(f"x-{gpu}", label, "count", translated=True)
-    never = tr.gettext(N_("never"))
     for op in dict.fromkeys(b1["op"]):
         rows = b1[b1["op"] == op]
         first = next(rows.itertuples())
@@ -284,14 +281,14 @@ def projection(result, tr: Translator, options: dict) -> object:
         for gpu in result.gpus:
             x = cross[(cross["gpu"] == gpu) & (cross["weights"] == tables_format(result, gpu)) & (cross["op"] == op)]
             batch = x["crossing_batch"].iloc[0] if len(x) else None
-            values.append(Cell(never, None) if L.missing(batch) else Cell(tr.integer(int(batch)), int(batch)))
+            values.append(None if L.missing(batch) else int(batch))
         t.row(key_of(op), *values)
     legend = tr.gettext(
         N_(
             'Weights: the op\'s weights are in the format of the column ("the format") or always in the type named. '
             "Crossing batch: the smallest decode batch at which the op's intensity reaches the ridge of its data "
             "type on that GPU; the routed experts need the batch at which each active expert receives that many "
-            'tokens. "never": the activations alone keep the op below the ridge.'
+            "tokens. A dash: never; the activations alone keep the op below the ridge."
         )
     )
     return fragment(t.build(), legend + "\n")
@@ -365,7 +362,7 @@ def measured(result, tr: Translator, options: dict) -> object:
             L.code_cell(name),
             L.precision(dtype, tr),
             Cell(", ".join(ops_of) or L.DASH, ", ".join(ops_of)),
-            *[L.signed_percent(errors.get(m), tr, 0) for m in ms],
+            *[L.signed_percent(errors.get(m), tr) for m in ms],
         )
     legend = tr.gettext(
         N_(
