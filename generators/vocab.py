@@ -3,6 +3,8 @@
 * :data:`DTYPES` - precisions that have a peak (hardware reference, rooflines, ncu FLOPs);
 * :data:`CATEGORIES` - kernel categories (naming rules, category tables);
 * :data:`CLASSES` - what bounds a profiled launch (classification);
+* :data:`LATENCY_WHY` - which test made a launch latency-bound;
+* :data:`MEMORY_LEVELS` - the memory hierarchy's levels (busiest level, hierarchical roofline);
 * :data:`REASONS` - why a launch is on the needs-review list, short label and explanation;
 * :data:`SOURCES` - where a peak or ridge point comes from.
 
@@ -47,27 +49,36 @@ CLASSES: dict[str, str] = {
     "memory": N_("memory-bound"),
     "compute": N_("compute-bound"),
     "balanced": N_("balanced"),
+    "latency": N_("latency-bound"),
     "unknown": N_("unknown (no metrics)"),
 }
 
-#: reason -> (short label, explanation with {limit} and {duration})
+LATENCY_WHY: dict[str, str] = {
+    "idle": N_("neither unit busy"),
+    "grid": N_("too few thread blocks"),
+    "both": N_("neither unit busy, too few thread blocks"),
+}
+
+MEMORY_LEVELS: dict[str, str] = {"l1": N_("L1"), "l2": N_("L2"), "dram": N_("DRAM")}
+
+#: reason -> (short label, explanation with {limit}, {duration} and {ridge})
 REASONS: dict[str, tuple[str, str]] = {
     "zero_flops_compute": (
         N_("no FLOPs, compute-bound"),
         N_("compute-bound with about zero FLOPs (intensity below {limit} FLOP/byte)"),
     ),
-    "balanced_low_long": (
-        N_("both units idle"),
+    "roofline_disagrees": (
+        N_("class and roofline disagree"),
         N_(
-            "balanced, but SM and memory throughput both below {limit} while it runs {duration} or longer: "
-            "neither unit is busy (latency or too little parallelism)"
+            "memory-bound at or above the ridge point of its precision, or compute-bound below it: "
+            "the throughputs and the arithmetic intensity point at different roofs"
         ),
     ),
-    "memory_low_throughput": (
-        N_("memory mostly idle"),
+    "latency_long": (
+        N_("long but latency-bound"),
         N_(
-            "memory-bound, but memory throughput below {limit} while it runs {duration} or longer: "
-            "latency rather than bandwidth"
+            "latency-bound while it runs {duration} or longer: its time matters, but neither unit is busy "
+            "(too few thread blocks or too little work in flight)"
         ),
     ),
     "pct_over_100": (
@@ -80,7 +91,11 @@ REASONS: dict[str, tuple[str, str]] = {
     ),
 }
 
-SOURCES: dict[str, str] = {"spec": N_("specification"), "measured": N_("measured")}
+SOURCES: dict[str, str] = {
+    "spec": N_("specification"),
+    "measured": N_("measured"),
+    "ncu": N_("Nsight Compute's peak metrics"),
+}
 
 
 def keys(vocabulary: dict) -> tuple[str, ...]:

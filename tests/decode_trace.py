@@ -47,6 +47,8 @@ UNIT = {
     "Mbyte/s": 1e6,
     "Gbyte/s": 1e9,
     "Tbyte/s": 1e12,
+    "byte/cycle": 1,
+    "Kbyte/cycle": 1e3,
 }
 
 
@@ -144,24 +146,90 @@ def ridge(dtype: str) -> float:
     return doc["peaks"][dtype]["dense_tflop_s"] * 1e12 / (doc["memory_bandwidth_gb_s"]["value"] * 1e9)
 
 
+def blocks(row: dict) -> int:
+    x, y, z = (int(v) for v in row["Grid Size"].strip("()").split(","))
+    return x * y * z
+
+
 def classify(row: dict) -> str:
-    """The documented rule, recomputed: roofline side and throughput side must agree."""
-    per = flops(row)
-    total = sum(per.values())
-    dtype = max(per, key=per.get) if total > 0 else config()["classification"]["default_dtype"]
-    intensity = total / dram_bytes(row) if total > 0 else 0.0
-    roof = "memory" if intensity < ridge(dtype) else "compute"
-    gap = (
-        row["sm__throughput.avg.pct_of_peak_sustained_elapsed"]
-        - row["gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"]
-    )
-    margin = config()["classification"]["throughput_margin_pct"]
-    throughput = "compute" if gap > margin else "memory" if gap < -margin else "neither"
-    return roof if roof == throughput else "balanced"
+    """The documented rule, recomputed: latency-bound when neither unit reaches busy_pct or the
+    grid has fewer than min_blocks_per_sm x SMs (meta.json) blocks; else the busier unit,
+    balanced within the margin."""
+    rule = config()["classification"]
+    sm = row["sm__throughput.avg.pct_of_peak_sustained_elapsed"]
+    memory = row["gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"]
+    if max(sm, memory) < rule["busy_pct"] or blocks(row) < rule["min_blocks_per_sm"] * meta()["gpu"]["sm_count"]:
+        return "latency"
+    gap = sm - memory
+    margin = rule["throughput_margin_pct"]
+    return "compute" if gap > margin else "memory" if gap < -margin else "balanced"
 
 
+LEVEL_METRICS = {  # level -> (achieved bytes/s, peak bytes/cycle, cycles/s), Nsight Compute's hierarchical roofline
+    "l1": (
+        "derived__l1tex__lsu_writeback_bytes_mem_lgds.sum.per_second",
+        "derived__l1tex__lsu_writeback_bytes_mem_lgds.sum.peak_sustained",
+        "l1tex__cycles_elapsed.avg.per_second",
+    ),
+    "l2": (
+        "derived__lts__lts2xbar_bytes.sum.per_second",
+        "derived__lts__lts2xbar_bytes.sum.peak_sustained",
+        "lts__cycles_elapsed.avg.per_second",
+    ),
+    "dram": ("dram__bytes.sum.per_second", "dram__bytes.sum.peak_sustained", "dram__cycles_elapsed.avg.per_second"),
+}
+
+
+def level_peak(row: dict, level: str) -> float:
+    _, peak, cycles = LEVEL_METRICS[level]
+    return row[peak] * row[cycles]
+
+
+def busiest_level(row: dict) -> str:
+    return max(LEVEL_METRICS, key=lambda lv: row[LEVEL_METRICS[lv][0]] / level_peak(row, lv))
+
+
+@cache
+def op_calls(variant: str) -> dict:
+    """External id -> the cpu_op event (ATen operator call)."""
+    return {e["args"]["External id"]: e for e in events(variant) if e.get("cat") == "cpu_op"}
+
+
+@cache
+def decode_kernel_events(variant: str) -> tuple[dict, ...]:
+    """The kernel events of decode_kernels (same rule), whole, with their launch ts."""
+    trace = events(variant)
+    windows = [
+        (e["ts"], e["ts"] + e["dur"]) for e in trace if e.get("cat") == "user_annotation" and e.get("name") == "decode"
+    ]
+    launch = {}
+    for e in trace:
+        if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {}):
+            launch.setdefault(e["args"]["correlation"], e["ts"])
+    out = []
+    for e in trace:
+        if e.get("cat") == "kernel":
+            ts = launch.get(e["args"]["correlation"])
+            if ts is not None and any(s <= ts <= t for s, t in windows):
+                out.append({**e, "launch_ts": ts})
+    return tuple(out)
+
+
+def median(values):
+    """The median as numpy's default computes it (mean of the two middle values)."""
+    v = sorted(values)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+@cache
 def meta() -> dict:
     return json.loads((DATA / "meta.json").read_text(encoding="utf-8"))
+
+
+@cache
+def peaks() -> dict:
+    return json.loads((ROOT / "data" / "reports" / "peaks-h100-80gb-hbm3" / "v1" / "peaks.json").read_text())
 
 
 def timing() -> dict:

@@ -9,23 +9,20 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import math
 import statistics
 from collections import defaultdict
 
 import pytest
 
-from generators.kinds.kernel_profile import MODEL
+from tests import decode_report
 from tests import decode_trace as raw
-from tests import project
 
-REPORT_ID = "decode-h100-80gb-hbm3"
 VARIANTS = ["fused", "written"]
 
 
 @pytest.fixture(scope="module")
 def report():
-    return project.compute(MODEL, {"report": REPORT_ID})
+    return decode_report.report()
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -118,7 +115,7 @@ def test_class_counts_and_means(report, variant):
     classes = [raw.classify(r) for r in rows]
     v = report.variants[variant]
     counts = v.class_counts.set_index("cls")
-    for cls in ("memory", "compute", "balanced"):
+    for cls in ("memory", "compute", "balanced", "latency"):
         assert counts.loc[cls, "launches"] == classes.count(cls)
     means = v.class_means.set_index("cls")
     for cls in set(classes):
@@ -156,13 +153,24 @@ def test_idle_estimate_from_timing_and_meta(report, variant):
     assert report.facts[f"{variant}.gpu_idle_share"].value == pytest.approx(expected)
 
 
-def test_gemm_bandwidth_against_the_copy_bandwidth(report):
-    gemm = [r for r in raw.ncu_rows("fused") if r["Kernel Name"].startswith("nvjet")]
-    bandwidth = sum(map(raw.dram_bytes, gemm)) / (sum(r["gpu__time_duration.sum"] for r in gemm) * 1e-9)
+def test_gemm_bandwidth_over_ncu_durations_beside_the_trace_headline(report):
+    """The same bytes over Nsight Compute's durations: Σ (median bytes x trace launches) ÷
+    Σ (median ncu duration x trace launches) over the GEMM kernels with tensor work (nvjet)."""
+    by_config = defaultdict(list)
+    for r in raw.ncu_rows("fused"):
+        if r["Kernel Name"].startswith("nvjet"):
+            by_config[(r["Kernel Name"], r["Grid Size"])].append(r)
+    trace = defaultdict(int)
+    for e in raw.decode_kernel_events("fused"):
+        trace[(e["name"], "(" + ", ".join(map(str, e["args"]["grid"])) + ")")] += 1
+    moved = ncu_ns = 0.0
+    for key, rows in by_config.items():
+        moved += raw.median([raw.dram_bytes(r) for r in rows]) * trace[key]
+        ncu_ns += raw.median([r["gpu__time_duration.sum"] for r in rows]) * trace[key]
     known = report.facts
-    assert known["fused.gemm.bandwidth"].value == pytest.approx(bandwidth)
-    assert known["fused.gemm.launches"].value == len(gemm)
-    assert not math.isnan(known["fused.gemm.bandwidth.of_copy"].value)
+    assert known["fused.gemm.bandwidth_ncu"].value == pytest.approx(moved / (ncu_ns * 1e-9), rel=1e-9)
+    assert known["fused.gemm.sites"].value == len(by_config)
+    assert known["fused.gemm.bandwidth_ncu"].value < known["fused.gemm.bandwidth"].value
 
 
 def test_every_top_kernel_has_a_class_and_unprofiled_ones_are_unknown(report):
@@ -172,4 +180,4 @@ def test_every_top_kernel_has_a_class_and_unprofiled_ones_are_unknown(report):
     nnt = [n for n in written.index if n.endswith("_NNT")]
     assert nnt and not any(p.endswith("_NNT") for p in profiled)
     assert (written.loc[nnt, "cls"] == "unknown").all() and (written.loc[nnt, "profiled"] == 0).all()
-    assert set(written["cls"]) <= {"memory", "compute", "balanced", "unknown"}
+    assert set(written["cls"]) <= {"memory", "compute", "balanced", "latency", "unknown"}

@@ -17,11 +17,13 @@ SECTIONS = {
         "Setup",
         "Top kernels",
         "Observations",
+        "Host side",
         "Classification",
         "Longest single launches",
         "Metric distributions",
         "Roofline",
         "Conclusions and recommendations",
+        "Hardware design",
         "Methodology",
         "Kernel names",
     ],
@@ -30,11 +32,13 @@ SECTIONS = {
         "实验环境",
         "耗时最多的内核",
         "观察",
+        "主机端",
         "分类",
         "单次启动耗时最长的内核",
         "指标分布",
         "Roofline 模型",
         "结论与建议",
+        "硬件设计",
         "方法",
         "内核名称",
     ],
@@ -51,7 +55,7 @@ def text_of(fragment: str) -> str:
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_all_eleven_sections_in_order(built_site, lang):
+def test_all_thirteen_sections_in_order(built_site, lang):
     page = main(built_site.html(PAGES[lang]))
     headings = [text_of(h).replace("¶", "").strip() for h in re.findall(r"<h2[^>]*>(.*?)</h2>", page, re.S)]
     assert headings == SECTIONS[lang]
@@ -63,11 +67,14 @@ def test_every_section_has_its_generated_content(built_site, lang):
     parts = re.split(r"<h2[^>]*>", page)[1:]
     tables = [p.count("<table") for p in parts]
     figures = [len(re.findall(r'<img [^>]*src="[^"]+\.svg"', p)) for p in parts]
-    # overview: a list; setup, top, observations, classification, longest, roofline, methodology, names: tables
+    # overview: a list; setup, top (+ call sites, written-out), observations, host, classification,
+    # longest, distributions (how to read), roofline, recommendations, hardware design, methodology,
+    # names: tables
     assert "<li>" in parts[0]
-    assert all(tables[i] for i in (1, 2, 3, 4, 5, 7, 9, 10)), tables
-    assert figures[6] >= 12 and figures[7] == 3, figures  # histograms; physical, normalized, per-kernel
-    assert "<figcaption>" in parts[6] and "<figcaption>" in parts[7]
+    assert all(tables[i] for i in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)), tables
+    assert tables[2] >= 5, tables  # top, sites, bandwidth, top and sites of the written-out variant
+    assert figures[7] >= 13 and figures[8] == 4, figures  # histograms; physical, hierarchical, normalized, per-kernel
+    assert "<figcaption>" in parts[7] and "<figcaption>" in parts[8]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -97,7 +104,7 @@ def test_top_table_rows_follow_the_trace(built_site):
     ranked = sorted(totals, key=lambda n: (-totals[n], n))[: raw.config()["top"]]
     grand = sum(totals.values())
     page = main(built_site.html(EN))
-    table = re.split(r"<h2[^>]*>", page)[3].split("</table>", 1)[0]
+    table = re.split(r"<h2[^>]*>", page)[3].split("</table>", 1)[0]  # the first table of "Top kernels"
     rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.S)[1:]
     assert len(rows) == len(ranked)
     for i, (row, name) in enumerate(zip(rows, ranked), 1):
@@ -122,28 +129,32 @@ def test_full_kernel_names_show_literally(built_site, lang):
 
 def test_chinese_page_uses_chinese_labels(built_site):
     zh = text_of(main(built_site.html(ZH)))
-    for label in ("访存受限", "逐元素", "矩阵乘/矩阵向量乘", "待复核", "屋脊点"):
+    for label in ("访存受限", "延迟受限", "逐元素", "矩阵乘/矩阵向量乘", "待复核", "屋脊点", "调用点", "存储层级"):
         assert label in zh
-    for english in ("memory-bound", "Elementwise", "Needs review", "Ridge point"):
+    for english in ("memory-bound", "latency-bound", "Elementwise", "Needs review", "Ridge point", "Call site"):
         assert english not in zh
 
 
-def test_needs_review_lists_the_attention_kernel(built_site):
-    """The fused attention launches: balanced by the rule with both throughputs low (computed
-    from the csv), so the list must show them with their ncu IDs."""
+def test_needs_review_lists_the_long_latency_bound_attention_kernel(built_site):
+    """The fused attention launches: latency-bound by the rule (recomputed from the csv) and at
+    least long_duration_us long, so the list must show them with their ncu IDs."""
+    limit = raw.config()["review"]["long_duration_us"] * 1000
     rows = [r for r in raw.ncu_rows("fused") if r["Kernel Name"].startswith("cudnn")]
-    low = raw.config()["review"]["low_throughput_pct"]
-    flagged = [
-        r
-        for r in rows
-        if raw.classify(r) == "balanced"
-        and max(
-            r["sm__throughput.avg.pct_of_peak_sustained_elapsed"],
-            r["gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"],
-        )
-        < low
-    ]
+    flagged = [r for r in rows if raw.classify(r) == "latency" and r["gpu__time_duration.sum"] >= limit]
     assert flagged
     page = text_of(main(built_site.html(EN)))
-    ids = ", ".join(str(int(r["ID"])) for r in flagged)
-    assert re.search(rf"cuDNN flash attention forward \(sm80\) balanced {re.escape(ids)} ", page)
+    ids = ", ".join(str(int(r["ID"])) for r in flagged[:-1]) + f", and {int(flagged[-1]['ID'])}"
+    assert re.search(rf"cuDNN flash attention forward \(sm80\) latency-bound {re.escape(ids)} ", page)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_call_site_rows_show_the_shapes_of_the_projections(built_site, lang):
+    """The QKV projection's row: its operator and input shapes as the trace records them."""
+    page = main(built_site.html(PAGES[lang]))
+    part = re.split(r"<h2[^>]*>", page)[3]
+    qkv = [
+        e for e in raw.decode_kernel_events("fused") if e["args"]["grid"] == [4, 15, 1] and "splitK" not in e["name"]
+    ]
+    op = raw.op_calls("fused")[qkv[0]["args"]["External id"]]
+    shapes = ", ".join(str(d) for d in op["args"]["Input Dims"] if d)
+    assert op["name"] == "aten::mm" and shapes in text_of(part).replace("\u00a0", " ")

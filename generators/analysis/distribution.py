@@ -4,6 +4,13 @@
 quartiles (numpy's default linear interpolation) and the outliers by Tukey's rule: values
 below ``Q1 - 1.5 × IQR`` or above ``Q3 + 1.5 × IQR`` (IQR = Q3 - Q1). With an IQR of zero
 every value different from the quartiles is an outlier, which is what the rule says.
+
+``describe(values, bounds)``: ``bounds`` = (low, high) is the metric's physical range (0 to
+100 for a percentage, 0 and up for a duration; None: unbounded side). A fence beyond it is
+kept as Tukey's rule gives it (``low_fence``, ``high_fence``, which count the outliers)
+and reported clipped to the range as well (``low_shown``, ``high_shown``,
+``low_clipped``, ``high_clipped``), so that a caption does not print "−5.5 %" for a
+throughput; ``above_range`` counts values above the range (an L2 hit rate of 100.4 %).
 """
 
 from __future__ import annotations
@@ -28,13 +35,18 @@ class Spread:
     outliers_low: int
     outliers_high: int
     values: tuple[float, ...]  # the finite values, sorted (what the histogram draws)
+    low_shown: float = 0.0  # the fences clipped to the metric's physical range
+    high_shown: float = 0.0
+    low_clipped: bool = False
+    high_clipped: bool = False
+    above_range: int = 0  # values above the physical range (a percentage over 100: counter noise)
 
     @property
     def outliers(self) -> int:
         return self.outliers_low + self.outliers_high
 
 
-def describe(values) -> Spread | None:
+def describe(values, bounds: tuple[float | None, float | None] | None = None) -> Spread | None:
     """None when there is no finite value."""
     v = np.sort(np.asarray(values, dtype=float))
     v = v[np.isfinite(v)]
@@ -42,6 +54,9 @@ def describe(values) -> Spread | None:
         return None
     q1, median, q3 = (float(x) for x in np.percentile(v, [25, 50, 75]))
     low, high = q1 - TUKEY_K * (q3 - q1), q3 + TUKEY_K * (q3 - q1)
+    floor, ceiling = bounds or (None, None)
+    low_clipped = floor is not None and low < floor
+    high_clipped = ceiling is not None and high > ceiling
     return Spread(
         count=len(v),
         minimum=float(v[0]),
@@ -54,4 +69,9 @@ def describe(values) -> Spread | None:
         outliers_low=int((v < low).sum()),
         outliers_high=int((v > high).sum()),
         values=tuple(float(x) for x in v),
+        low_shown=float(floor) if low_clipped else low,
+        high_shown=float(ceiling) if high_clipped else high,
+        low_clipped=low_clipped,
+        high_clipped=high_clipped,
+        above_range=int((v > ceiling).sum()) if ceiling is not None else 0,
     )

@@ -14,6 +14,21 @@ and percentages 0-100 as ncu prints them), the launch configuration, and:
                       and dram_bytes == 0 (all traffic served by the caches)
 ``flop_per_s``        flop / duration_ns * 1e9
 ``complete``          every metric of METRICS and every FLOP term is a number
+``blocks``            thread blocks of the grid (grid_x × grid_y × grid_z)
+
+Optional columns (:data:`OPTIONAL_METRICS`; NaN when the raw page lacks them): Mem Busy
+(``mem_busy_pct``) and the bandwidths of Nsight Compute's hierarchical roofline
+(SpeedOfLight_HierarchicalTensorRooflineChart), per level (``l1``, ``l2``, ``dram``):
+
+``<level>_bytes_per_s``       achieved: L1 ``derived__l1tex__lsu_writeback_bytes_mem_lgds``
+                              (bytes the L1 returned to the SMs for global and local
+                              loads; TMA copies into shared memory bypass it), L2
+                              ``derived__lts__lts2xbar_bytes`` (bytes the L2 sent to the
+                              crossbar), DRAM ``dram__bytes`` (each ``.sum.per_second``)
+``<level>_peak_bytes_per_s``  the level's peak, as ncu's chart computes it: the metric's
+                              ``.sum.peak_sustained`` (bytes per cycle) × the unit's
+                              ``cycles_elapsed.avg.per_second`` during the launch
+``<level>_traffic_bytes``     achieved × duration (DRAM: not ``dram_bytes``, which is read + write)
 
 FLOPs, following Nsight Compute's own roofline charts:
 
@@ -56,6 +71,20 @@ METRICS = {
     "dram_write_bytes": "dram__bytes_write.sum",
     "smsp_cycles_per_s": "smsp__cycles_elapsed.avg.per_second",
 }
+#: column -> ncu raw-page metric, read when present (NaN otherwise)
+OPTIONAL_METRICS = {
+    "mem_busy_pct": "gpu__compute_memory_access_throughput.avg.pct_of_peak_sustained_elapsed",
+    "l1_bytes_per_s": "derived__l1tex__lsu_writeback_bytes_mem_lgds.sum.per_second",
+    "l1_peak_bytes_per_cycle": "derived__l1tex__lsu_writeback_bytes_mem_lgds.sum.peak_sustained",
+    "l1_cycles_per_s": "l1tex__cycles_elapsed.avg.per_second",
+    "l2_bytes_per_s": "derived__lts__lts2xbar_bytes.sum.per_second",
+    "l2_peak_bytes_per_cycle": "derived__lts__lts2xbar_bytes.sum.peak_sustained",
+    "l2_cycles_per_s": "lts__cycles_elapsed.avg.per_second",
+    "dram_bytes_per_s": "dram__bytes.sum.per_second",
+    "dram_peak_bytes_per_cycle": "dram__bytes.sum.peak_sustained",
+    "dram_cycles_per_s": "dram__cycles_elapsed.avg.per_second",
+}
+LEVELS = ("l1", "l2", "dram")
 _OP = "smsp__sass_thread_inst_executed_op_{}_pred_on.sum.per_cycle_elapsed"
 #: CUDA-core precision -> (fma, add, mul) instruction names
 CUDA_CORE_OPS = {"fp32": ("ffma", "fadd", "fmul"), "fp64": ("dfma", "dadd", "dmul")}
@@ -92,10 +121,9 @@ def _wide(report) -> pd.DataFrame:
             "sections SpeedOfLight, MemoryWorkloadAnalysis, Occupancy, SpeedOfLight_RooflineChart "
             "and SpeedOfLight_HierarchicalTensorRooflineChart",
         )
-    rows = metrics[metrics["metric"].isin(wanted)]
-    return rows.pivot_table(index="kernel_id", columns="metric", values="value", aggfunc="first", dropna=False).reindex(
-        columns=wanted
-    )
+    rows = metrics[metrics["metric"].isin(wanted + list(OPTIONAL_METRICS.values()))]
+    wide = rows.pivot_table(index="kernel_id", columns="metric", values="value", aggfunc="first", dropna=False)
+    return wide.reindex(columns=wanted + [m for m in OPTIONAL_METRICS.values() if m not in wanted])
 
 
 def launch_table(report) -> pd.DataFrame:
@@ -109,8 +137,9 @@ def launch_table(report) -> pd.DataFrame:
     out["ncu_name"] = kernels["kernel_name"].astype(str)
     for col in ("grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"):
         out[col] = kernels[col]
-    for col, metric in METRICS.items():
+    for col, metric in {**METRICS, **OPTIONAL_METRICS}.items():
         out[col] = wide[metric].reindex(out.index).astype(float)
+    out["blocks"] = out["grid_x"] * out["grid_y"] * out["grid_z"]
     seconds = out["duration_ns"] * 1e-9
     terms = []
     for precision, (fma, add, mul) in CUDA_CORE_OPS.items():
@@ -130,5 +159,8 @@ def launch_table(report) -> pd.DataFrame:
         out["intensity"] = np.where(out["flop"] > 0, out["flop"] / out["dram_bytes"], 0.0)
         out["flop_per_s"] = out["flop"] / seconds
     out.loc[out["flop"].isna(), "intensity"] = np.nan
+    for level in LEVELS:
+        out[f"{level}_peak_bytes_per_s"] = out[f"{level}_peak_bytes_per_cycle"] * out[f"{level}_cycles_per_s"]
+        out[f"{level}_traffic_bytes"] = out[f"{level}_bytes_per_s"] * seconds
     out["complete"] = out[list(METRICS)].notna().all(axis=1) & pd.concat(terms, axis=1).notna().all(axis=1)
     return out.reset_index()

@@ -12,6 +12,13 @@ The attainable throughput at intensity ``I`` is ``min(peak, I × bandwidth)``: t
 roof is horizontal (a constant FLOP/s), the bandwidth roof is the diagonal ``I × bandwidth``
 on log-log axes, and they meet at the ridge point ``peak ÷ bandwidth`` (FLOP/byte).
 
+``level_roofs(launches, roof_table)`` -> the bandwidth roof of each memory level (L1, L2,
+DRAM) for the hierarchical roofline, with where it comes from (:data:`LEVEL_COLUMNS`):
+Nsight Compute's own peak of the level when the raw page has it (``ncu``: the median over
+the launches of ``<level>_peak_bytes_per_s``, see ``ncu_metrics``), else the measured one
+(DRAM only: the device-to-device copy), else the specification (DRAM only). A level
+with none of them is left out.
+
 ``normalized(launches, ridge, peak)``: the kernel's intensity as a multiple of its ridge
 point and its FLOP/s as a fraction of its peak, so that every precision shares one roof,
 ``min(1, x)``.
@@ -24,6 +31,7 @@ import pandas as pd
 
 from generators.analysis.hardware import ATTAINABLE, MATMUL_DTYPES, ridge_point
 
+LEVEL_COLUMNS = ["level", "bandwidth_bytes_per_s", "source", "spread"]
 ROOF_COLUMNS = ["source", "dtype", "peak_flop_per_s", "bandwidth_bytes_per_s", "ridge_flop_per_byte"]
 SOURCES = ("spec", "measured")
 
@@ -44,6 +52,25 @@ def roofs(gpu, measured, dtypes: list[str]) -> pd.DataFrame:
             if dtype in by_dtype:
                 rows.append(("measured", dtype, by_dtype[dtype], best, ridge_point(by_dtype[dtype], best)))
     return pd.DataFrame(rows, columns=ROOF_COLUMNS)
+
+
+def level_roofs(launches: pd.DataFrame | None, roof_table: pd.DataFrame) -> pd.DataFrame:
+    """One row per memory level: its peak bandwidth, its source (ncu, measured, spec) and,
+    for ncu's, the spread (max ÷ min - 1) of the per-launch peaks (they follow the clocks)."""
+    rows = []
+    for level in ("l1", "l2", "dram"):
+        column = f"{level}_peak_bytes_per_s"
+        peaks = launches[column].dropna() if launches is not None and column in launches else pd.Series(dtype=float)
+        peaks = peaks[peaks > 0]
+        if len(peaks):
+            rows.append((level, float(peaks.median()), "ncu", float(peaks.max() / peaks.min() - 1)))
+            continue
+        for source in ("measured", "spec"):
+            bw = bandwidth(roof_table, source) if level == "dram" else None
+            if bw:
+                rows.append((level, bw, source, 0.0))
+                break
+    return pd.DataFrame(rows, columns=LEVEL_COLUMNS)
 
 
 def lookup(roof_table: pd.DataFrame, source: str, column: str) -> dict[str, float]:

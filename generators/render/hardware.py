@@ -33,7 +33,8 @@ def overview(result, tr: Translator, options: dict) -> object:
     t.col("l2", N_("L2 cache"), "mib").col("nvlink", N_("NVLink"), "gb_per_s").col("measured", N_("Measured peaks"))
     for gpu in result.gpus:
         runs = result.runs_per_gpu.get(gpu.id, 0)
-        measured = tr.gettext(N_("{count} runs"), count=tr.integer(runs)) if runs else tr.gettext(N_("not measured"))
+        runs_text = N_("{count} run") if runs == 1 else N_("{count} runs")
+        measured = tr.gettext(runs_text, count=tr.integer(runs)) if runs else tr.gettext(N_("not measured"))
         t.row(
             gpu.id,
             gpu.short_name,
@@ -81,6 +82,9 @@ def ridge(result, tr: Translator, options: dict) -> object:
     return fragment(t.build(), note + "\n")
 
 
+LINE_STYLES = ("-", "--", "-.", ":")
+
+
 def roofline(result, tr: Translator, options: dict) -> object:
     """Log-log rooflines: horizontal compute roof, diagonal bandwidth roof, ridge marked."""
     dtype = options.get("dtype", "bf16")
@@ -94,9 +98,15 @@ def roofline(result, tr: Translator, options: dict) -> object:
     with figures.style(tr.lang):
         fig = figures.new_figure()
         ax = fig.add_subplot()
+        same: dict[tuple[float, float], list] = {}  # GPUs with the same roof share one labelled line
         for row in rows.itertuples():
+            same.setdefault((row.peak_flop_per_s, row.bandwidth_bytes_per_s), []).append(row)
+        for i, group in enumerate(same.values()):
+            row = group[0]
             xs, ys = roof_line(row.peak_flop_per_s, row.bandwidth_bytes_per_s, lo, hi)
-            (line,) = ax.plot(xs, np.array(ys) / 1e12, label=names[row.gpu], linewidth=1.6)
+            label = " = ".join(names[r.gpu] for r in group)
+            style = LINE_STYLES[i % len(LINE_STYLES)]  # roofs that share a peak or a bandwidth overlap in part
+            (line,) = ax.plot(xs, np.array(ys) / 1e12, style, label=label, linewidth=1.6)
             ax.plot([row.ridge_flop_per_byte], [row.peak_flop_per_s / 1e12], "o", color=line.get_color())
         ax.set_xscale("log")
         ax.set_yscale("log")

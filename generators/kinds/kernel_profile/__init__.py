@@ -23,20 +23,30 @@ MODEL = Model(name="kernel_profile", inputs=model.inputs, compute=model.compute,
 
 _R = "generators.kinds.kernel_profile.render"
 _T, _C, _F, _M = f"{_R}.tables", f"{_R}.classes", f"{_R}.figures", f"{_R}.method"
+_S, _H, _A = f"{_R}.sites", f"{_R}.host", f"{_R}.advice"
+V = ("variant",)
 UNITS = (
     Unit("kernel_profile.overview", MODEL, f"{_T}:overview", doc="highlights: range, kernel time, coverage, classes"),
     Unit("kernel_profile.setup", MODEL, f"{_M}:setup", doc="hardware, software, model, workload, profilers"),
-    Unit("kernel_profile.top", MODEL, f"{_T}:top", doc="top N kernels by total time in the range"),
+    Unit("kernel_profile.top", MODEL, f"{_T}:top", V, doc="top N kernels by total time (variant=: another variant)"),
+    Unit("kernel_profile.sites", MODEL, f"{_S}:sites", V, doc="the top kernels split by call site (operator, shapes)"),
+    Unit("kernel_profile.site_bandwidth", MODEL, f"{_S}:site_bandwidth", V, doc="DRAM bandwidth per GEMM call site"),
+    Unit("kernel_profile.host", MODEL, f"{_H}:host", doc="host side per step, slow operator calls"),
     Unit("kernel_profile.categories", MODEL, f"{_T}:categories", doc="time by kernel category; launch-bound"),
     Unit("kernel_profile.variants", MODEL, f"{_T}:variants", doc="the variants side by side"),
     Unit("kernel_profile.classification", MODEL, f"{_C}:classification", doc="class counts, shares, means"),
     Unit("kernel_profile.review", MODEL, f"{_C}:review", doc="the needs-review list"),
+    Unit("kernel_profile.levels", MODEL, f"{_C}:levels", doc="memory levels: peaks, sources, busiest level"),
     Unit("kernel_profile.longest", MODEL, f"{_T}:longest", doc="kernels by longest single launch"),
     Unit("kernel_profile.histograms", MODEL, f"{_F}:histograms", doc="figures: one histogram per metric"),
     Unit("kernel_profile.ridge", MODEL, f"{_C}:ridge", doc="peaks, bandwidths and ridge points used"),
     Unit("kernel_profile.roofline", MODEL, f"{_F}:roofline", doc="figure: physical roofline"),
+    Unit("kernel_profile.roofline_hierarchical", MODEL, f"{_F}:roofline_hierarchical", doc="figure: L1/L2/DRAM"),
     Unit("kernel_profile.roofline_normalized", MODEL, f"{_F}:roofline_normalized", doc="figure: normalized roofline"),
     Unit("kernel_profile.roofline_kernels", MODEL, f"{_F}:roofline_kernels", doc="figure: one roofline per top kernel"),
+    Unit("kernel_profile.reading", MODEL, f"{_A}:reading", doc="how to read the metrics"),
+    Unit("kernel_profile.headroom", MODEL, f"{_A}:headroom", doc="recommendations with their headroom per step"),
+    Unit("kernel_profile.hardware_design", MODEL, f"{_A}:hardware_design", doc="what the measurements ask of hardware"),
     Unit("kernel_profile.methodology", MODEL, f"{_M}:methodology", doc="commands, metrics, formulas, rule"),
     Unit("kernel_profile.names", MODEL, f"{_T}:names", doc="full kernel names beside friendly names"),
 )

@@ -6,7 +6,7 @@ also with ``primary.`` (``primary.top_share``, what a page template can name):
 =============================  ==========================================================
 ``kernels``                    kernel launches inside the range
 ``distinct_kernels``           distinct kernel names among them
-``kernel_time``                their summed duration
+``kernel_time``                their summed duration; ``kernel_median`` the median launch
 ``range_time``                 wall time of the range (profiled run)
 ``busy_share``                 time with a kernel running ÷ range wall time
 ``steps``                      steps inside the range (meta.json ``traced_decode_steps``)
@@ -27,11 +27,34 @@ also with ``primary.`` (``primary.top_share``, what a page template can name):
 ``review.count``               launches on the needs-review list
 ``undrawable``                 classified launches without FLOPs (not on log axes)
 ``best_normalized``            highest FLOP/s ÷ peak of its precision among the launches
-``gemm.bandwidth``             DRAM bytes ÷ duration over the profiled tensor-core GEMM/GEMV
-                               launches; ``.of_copy`` and ``.of_spec`` against the measured
-                               copy bandwidth and the spec bandwidth
+``gemm.bandwidth``             DRAM bandwidth of the weight-streaming GEMM/GEMV call sites
+                               (GEMM/GEMV category, tensor-core work, ncu bytes): Σ (median
+                               ncu bytes × trace launches) ÷ Σ trace time (the headline);
+                               ``.of_copy`` / ``.of_spec`` against the measured copy and the
+                               spec bandwidth; ``gemm.bandwidth_ncu`` the same bytes over
+                               ncu's median durations; ``gemm.sites``, ``gemm.launches``
+                               (profiled), ``gemm.time_share``, ``gemm.time_per_step``,
+                               ``gemm.bytes_per_step``
+``sites.bandwidth.min|max``    lowest and highest trace-duration bandwidth among those sites;
+                               ``.blocks`` its grid's thread blocks
+``site.<key>.*``               per named call site (``call_sites`` of report.yml; the row with
+                               the most time): ``bandwidth``, ``bandwidth_ncu``, ``blocks``,
+                               ``share``, ``median_time``, ``per_step``, ``useful_flop``,
+                               ``useful_intensity`` and ``executed_intensity`` (medians over
+                               its profiled launches), ``padding`` (executed ÷ useful FLOPs)
+``class.<c>.*``                also for ``latency``; ``latency.grid.launches`` latency-bound
+                               by the grid test, ``latency.idle.launches`` by throughput only
+``level.<l>.launches``         launches whose busiest memory level is l (l1, l2, dram)
+``sol60.launches``             launches with a unit at 60 % of peak or more (Nsight Compute's
+                               Speed-of-Light threshold for latency issues)
+``pct_over_100.<metric>``      launches with a percentage metric above 100 %; ``.max`` the
+                               highest value (pct)
+``host.*``, ``anomaly.*``      the host side (:func:`_host`)
 ``top1.share``                 share of the first kernel
 =============================  ==========================================================
+
+``advice.py`` adds the headroom and hardware-design facts (``headroom.*``, ``floor.*``,
+``hw.*``, ``batch.*``).
 
 ``facts(result)`` takes the assembled report (``model.KernelProfile``) and returns
 name -> ``Quantity`` (base units; the page picks how to show it); a fact the data cannot
@@ -46,9 +69,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from generators.analysis.ncu_metrics import TENSOR_OPS
+from generators.analysis.call_sites import aggregate_bandwidth
 from generators.analysis.roofline import bandwidth
+from generators.kinds.kernel_profile import advice
 from generators.quantity import Quantity
+
+SOL_PCT = 60.0  # Nsight Compute's SpeedOfLight rule: below 60 % of peak on both units, latency issues
 
 
 def _variant(v, result) -> dict[str, Quantity]:
@@ -56,6 +82,7 @@ def _variant(v, result) -> dict[str, Quantity]:
         "kernels": Quantity(v.kernel_count, "count"),
         "distinct_kernels": Quantity(len(v.kernels), "count"),
         "kernel_time": Quantity(v.total_ns, "ns"),
+        "kernel_median": Quantity(v.median_ns, "ns"),
         "range_time": Quantity(v.range_ns, "ns"),
         "busy_share": Quantity(v.busy_ns / v.range_ns if v.range_ns else 0.0, "fraction"),
         "top_n": Quantity(min(v.top_n, len(v.kernels)), "count"),
@@ -86,14 +113,20 @@ def _variant(v, result) -> dict[str, Quantity]:
             out["gpu_idle_share"] = Quantity(1 - (v.total_ns / steps) / wall_ns, "fraction")
     if v.launches is not None:
         out.update(_launch_facts(v, result))
+    if v.host is not None:
+        out.update(_host(v, steps if isinstance(steps, int) and steps > 0 else None))
     return out
 
 
 def _launch_facts(v, result) -> dict[str, Quantity]:
+    launches = v.launches
     out = {
-        "matched": Quantity(int(v.launches["trace_name"].notna().sum()), "count"),
+        "matched": Quantity(int(launches["trace_name"].notna().sum()), "count"),
         "review.count": Quantity(int(v.review["kernel_id"].nunique()), "count"),
         "undrawable": Quantity(v.undrawable, "count"),
+        "sol60.launches": Quantity(int((launches["busy_pct"] >= SOL_PCT).sum()), "count"),
+        "latency.grid.launches": Quantity(int(launches["latency_why"].isin(["grid", "both"]).sum()), "count"),
+        "latency.idle.launches": Quantity(int((launches["latency_why"] == "idle").sum()), "count"),
     }
     if v.best_normalized is not None:
         out["best_normalized"] = Quantity(v.best_normalized, "fraction")
@@ -101,17 +134,108 @@ def _launch_facts(v, result) -> dict[str, Quantity]:
         out[f"class.{row.cls}.launches"] = Quantity(row.launches, "count")
         out[f"class.{row.cls}.share"] = Quantity(row.launch_share, "fraction")
         out[f"class.{row.cls}.time_share"] = Quantity(row.time_share, "fraction")
-    category = v.launches["trace_name"].map(v.kernels.set_index("name")["category"])
-    tensor = v.launches[[f"flop_{p}" for p in TENSOR_OPS]].sum(axis=1) > 0
-    gemm = v.launches[(category == "gemm") & tensor & (v.launches["cls"] != "unknown")]
+    for row in v.level_counts.itertuples():
+        out[f"level.{row.level}.launches"] = Quantity(row.launches, "count")
+    for column in ("l2_hit_pct", "l1_hit_pct"):
+        over = launches[column] > 100
+        out[f"pct_over_100.{column}"] = Quantity(int(over.sum()), "count")
+        if over.any():
+            out[f"pct_over_100.{column}.max"] = Quantity(float(launches[column].max()), "pct")
+    if v.sites is not None:
+        out.update(_site_facts(v, result))
+    return out
+
+
+def weight_streaming(v):
+    """The call sites of weight-streaming GEMM/GEMVs: GEMM/GEMV category, tensor-core work,
+    DRAM bytes from ncu."""
+    sites = v.sites
+    category = sites["name"].map(v.kernels.set_index("name")["category"])
+    return sites[(category == "gemm") & sites["tensor"] & sites["dram_bytes"].notna()]
+
+
+def _site_facts(v, result) -> dict[str, Quantity]:
+    out = {}
+    gemm = weight_streaming(v)
     if len(gemm):
-        bw = float(gemm["dram_bytes"].sum() / (gemm["duration_ns"].sum() * 1e-9))
-        out["gemm.bandwidth"] = Quantity(bw, "bytes_per_s")
-        out["gemm.launches"] = Quantity(len(gemm), "count")
+        trace_bw, ncu_bw = aggregate_bandwidth(gemm)
+        out["gemm.bandwidth"] = Quantity(trace_bw, "bytes_per_s")
+        out["gemm.bandwidth_ncu"] = Quantity(ncu_bw, "bytes_per_s")
+        out["gemm.sites"] = Quantity(len(gemm), "count")
+        out["gemm.launches"] = Quantity(int(gemm["ncu_launches"].sum()), "count")
+        out["gemm.time_share"] = Quantity(float(gemm["share"].sum()), "fraction")
         for source, key in (("measured", "gemm.bandwidth.of_copy"), ("spec", "gemm.bandwidth.of_spec")):
             peak = bandwidth(result.roofs, source)
             if peak:
-                out[key] = Quantity(bw / peak, "fraction")
+                out[key] = Quantity(trace_bw / peak, "fraction")
+        lo, hi = gemm.loc[gemm["bandwidth"].idxmin()], gemm.loc[gemm["bandwidth"].idxmax()]
+        out["sites.bandwidth.min"] = Quantity(float(lo["bandwidth"]), "bytes_per_s")
+        out["sites.bandwidth.min.blocks"] = Quantity(int(lo["blocks"]), "count")
+        out["sites.bandwidth.max"] = Quantity(float(hi["bandwidth"]), "bytes_per_s")
+        out["sites.bandwidth.max.blocks"] = Quantity(int(hi["blocks"]), "count")
+    launches = v.launches
+    for key in result.config.call_sites:
+        rows = v.sites[v.sites["label"] == key]
+        if rows.empty:
+            continue
+        r = rows.iloc[0]  # sites are ranked by time: the label's row with the most time
+        site = f"site.{key}"
+        out[f"{site}.share"] = Quantity(float(r["share"]), "fraction")
+        out[f"{site}.median_time"] = Quantity(float(r["median_ns"]), "ns")
+        out[f"{site}.blocks"] = Quantity(int(r["blocks"]), "count")
+        out[f"{site}.launches"] = Quantity(int(r["launches"]), "count")
+        if np.isfinite(r["per_step"]):
+            out[f"{site}.per_step"] = Quantity(float(r["per_step"]), "count")
+        for col in ("bandwidth", "bandwidth_ncu"):
+            if np.isfinite(r[col]):
+                out[f"{site}.{col}"] = Quantity(float(r[col]), "bytes_per_s")
+        if np.isfinite(r["useful_flop"]):
+            out[f"{site}.useful_flop"] = Quantity(float(r["useful_flop"]), "flop")
+        mine = launches[(launches["site"] == r["site"]) & (launches["cls"] != "unknown")]
+        if len(mine) and np.isfinite(r["useful_flop"]):
+            out[f"{site}.useful_intensity"] = Quantity(float(mine["useful_intensity"].median()), "flop_per_byte")
+            out[f"{site}.executed_intensity"] = Quantity(float(mine["intensity"].median()), "flop_per_byte")
+            out[f"{site}.padding"] = Quantity(float((mine["flop"] / mine["useful_flop"]).median()), "count")
+    return out
+
+
+def _host(v, steps: int | None) -> dict[str, Quantity]:
+    h = v.host
+    out = {
+        "host.op_time": Quantity(h.op_ns, "ns"),
+        "host.op_share": Quantity(h.op_ns / h.range_ns if h.range_ns else 0.0, "fraction"),
+        "host.launch_interval": Quantity(h.range_ns / h.launches if h.launches else np.nan, "ns"),
+        "host.launch_call_median": Quantity(h.launch_call_median_ns, "ns"),
+        "host.gpu_idle_share": Quantity(h.gpu_idle_ns / h.device_span_ns if h.device_span_ns else np.nan, "fraction"),
+        "host.gap_median": Quantity(h.gap_median_ns, "ns"),
+        "anomaly.calls": Quantity(int(h.anomalies["anomalies"].sum()), "count"),
+        "anomaly.ops": Quantity(len(h.anomalies), "count"),
+        "anomaly.cost": Quantity(float(h.anomalies["cost_ns"].sum()), "ns"),
+        "anomaly.cost_share": Quantity(float(h.anomalies["cost_ns"].sum()) / h.range_ns, "fraction"),
+    }
+    if steps:
+        out["host.op_time_per_step"] = Quantity(h.op_ns / steps, "ns")
+        out["host.range_per_step"] = Quantity(h.range_ns / steps, "ns")
+        out["host.launch_call_per_step"] = Quantity(h.launch_call_ns / steps, "ns")
+        out["host.gpu_idle_per_step"] = Quantity(h.gpu_idle_ns / steps, "ns")
+        out["host.range_per_step_without_anomalies"] = Quantity(
+            (h.range_ns - float(h.anomalies["cost_ns"].sum())) / steps, "ns"
+        )
+    if len(h.anomalies):
+        a = h.anomalies.iloc[0]
+        out["anomaly.top.calls"] = Quantity(int(a["anomalies"]), "count")
+        out["anomaly.top.siblings"] = Quantity(int(a["calls"]), "count")
+        out["anomaly.top.median"] = Quantity(float(a["median_ns"]), "ns")
+        out["anomaly.top.duration"] = Quantity(float(a["anomaly_median_ns"]), "ns")
+        out["anomaly.top.total"] = Quantity(float(a["anomaly_total_ns"]), "ns")
+        out["anomaly.top.cost"] = Quantity(float(a["cost_ns"]), "ns")
+        out["anomaly.top.cost_share"] = Quantity(float(a["cost_ns"]) / h.range_ns, "fraction")
+        out["anomaly.top.launch_time"] = Quantity(float(a["launch_ns"]), "ns")
+        out["anomaly.top.factor"] = Quantity(float(a["anomaly_median_ns"] / a["median_ns"]), "count")
+        if a["position"] is not None and not (isinstance(a["position"], float) and np.isnan(a["position"])):
+            out["anomaly.top.position"] = Quantity(int(a["position"]), "count")
+        if steps:
+            out["anomaly.top.cost_per_step"] = Quantity(float(a["cost_ns"]) / steps, "ns")
     return out
 
 
@@ -123,6 +247,20 @@ def facts(result) -> dict[str, Quantity]:
         if name == result.config.primary:  # "primary.<fact>": what a page template can name
             out.update({f"primary.{k}": q for k, q in per_variant.items()})
     out["launch_bound.threshold"] = Quantity(result.config.launch_bound_us * 1e3, "ns")
+    out["classification.busy"] = Quantity(result.config.classification.busy_pct, "pct")
+    out["classification.sol"] = Quantity(SOL_PCT, "pct")
+    out["classification.min_blocks"] = Quantity(result.config.classification.min_blocks_per_sm, "count")
+    if result.meta and result.meta.gpu.sm_count:
+        out["sm_count"] = Quantity(result.meta.gpu.sm_count, "count")
+        out["classification.min_grid"] = Quantity(
+            result.config.classification.min_blocks_per_sm * result.meta.gpu.sm_count, "count"
+        )
+    primary = result.variants[result.config.primary]
+    if primary.level_roofs is not None:
+        for row in primary.level_roofs.itertuples():
+            out[f"level.{row.level}.peak"] = Quantity(row.bandwidth_bytes_per_s, "bytes_per_s")
+            out[f"level.{row.level}.peak_spread"] = Quantity(row.spread, "fraction")
+    out.update(advice.facts(result, out))
     for row in result.roofs.itertuples():
         out[f"ridge.{row.dtype}.{row.source}"] = Quantity(row.ridge_flop_per_byte, "flop_per_byte")
         out[f"peak.{row.dtype}.{row.source}"] = Quantity(row.peak_flop_per_s, "flop_per_s")

@@ -24,7 +24,8 @@ from generators.kinds import report as report_model
 from generators.kinds.kernel_profile import analysis
 from generators.kinds.kernel_profile.config import Config
 from generators.quantity import Quantity
-from generators.readers import capture_meta, detect, hardware, kernel_rules, ncu_csv, peaks
+from generators.readers import capture_meta, detect, hardware, kernel_rules, kineto_ops, ncu_csv, peaks
+from generators.readers.timeline import KINETO
 
 
 @dataclass(frozen=True)
@@ -110,16 +111,23 @@ def compute(cat: Catalog, options: dict[str, str]) -> KernelProfile:
         measured = peaks.read(cat.file(peaks_ref, layout.PEAKS), peaks_ref, cat.file(peaks_ref, layout.META))
     roofs = roofline.roofs(gpu, measured, list(PRECISIONS))
     rules = kernel_rules.read(cat.rules_path, cat.languages)
+    meta = capture_meta.read_meta(cat.file(ref, layout.META))
+    sm_count = meta.gpu.sm_count if meta else None
+    steps = meta.workload.get("traced_decode_steps") if meta else None
+    steps = steps if isinstance(steps, int) and steps > 0 else None
     variants, names = {}, {}
     for variant, paths in _files(cat, ref, config).items():
         timeline = detect.read_kernels(paths["timeline"])
+        ops = kineto_ops.read(paths["timeline"]) if timeline.format == KINETO else None
         ncu = launches = None
         if "metrics" in paths:
             ncu = ncu_csv.read(paths["metrics"])
             with about(paths["metrics"]):
                 launches = launch_table(ncu)
         with about(paths["timeline"]):
-            variants[variant] = analysis.analyse(timeline, ncu, launches, rules, config, variant, roofs)
+            variants[variant] = analysis.analyse(
+                timeline, ops, ncu, launches, rules, config, variant, roofs, sm_count, steps
+            )
         names[variant] = {k: p.name for k, p in paths.items()}
     hw_peaks = {"hardware_file": cat.display(hw_path), "version_folder": cat.display_version(ref)}
     if peaks_ref is not None:
@@ -130,7 +138,7 @@ def compute(cat: Catalog, options: dict[str, str]) -> KernelProfile:
         gpu=gpu,
         measured=measured,
         roofs=roofs,
-        meta=capture_meta.read_meta(cat.file(ref, layout.META)),
+        meta=meta,
         ncu_runs=capture_meta.read_ncu_runs(cat.file(ref, layout.NCU_RUN)),
         timing=capture_meta.read_timing(cat.file(ref, layout.TIMING)),
         variants=variants,

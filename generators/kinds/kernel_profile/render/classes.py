@@ -27,13 +27,25 @@ def classification(result, tr: Translator, options: dict) -> object:
     t.col("launch_share", N_("Share of launches"), "percent").col("time_share", N_("Share of kernel time"), "percent")
     for r in v.class_counts.itertuples():
         t.row(r.cls, L.cls(r.cls, tr), r.launches, r.launch_share, r.time_share)
+    by_site = N_(
+        "{profiled} profiled launches. Share of kernel time: the trace time of the call sites in the "
+        "class (a call site takes the class most of its profiled launches have, or its kernel's when none "
+        "was joined to it; without profiled launches it is unknown). Latency-bound: {grid} launches have "
+        "fewer than {min_grid} thread blocks, {idle} more keep both units below {busy} of peak."
+    )
+    by_name = N_(
+        "{profiled} profiled launches. Share of kernel time: the trace time of the kernels in the "
+        "class (a kernel takes the class most of its profiled launches have; a kernel without "
+        "profiled launches is unknown). Latency-bound: {grid} launches have fewer than {min_grid} "
+        "thread blocks, {idle} more keep both units below {busy} of peak."
+    )
     note = tr.gettext(
-        N_(
-            "{profiled} profiled launches. Share of kernel time: the trace time of the kernels in the "
-            "class (a kernel takes the class most of its profiled launches have; a kernel without "
-            "profiled launches is unknown)."
-        ),
+        by_name if v.sites is None else by_site,
         profiled=fact(result, f"{v.name}.profiled", tr),
+        grid=fact(result, f"{v.name}.latency.grid.launches", tr),
+        idle=fact(result, f"{v.name}.latency.idle.launches", tr),
+        min_grid=fact(result, "classification.min_grid", tr),
+        busy=fact(result, "classification.busy", tr),
     )
     m = TableBuilder("class-means", tr)
     m.col("class", N_("Class"))
@@ -55,8 +67,6 @@ def _limit(key: str, result, tr: Translator) -> str:
     checks = result.config.review
     return {
         "zero_flops_compute": tr.number(checks.zero_flop_per_byte, 3),
-        "balanced_low_long": tr.percent(checks.low_throughput_pct / 100),
-        "memory_low_throughput": tr.percent(checks.low_throughput_pct / 100),
         "pct_over_100": tr.percent(checks.max_pct / 100),
     }.get(key, "")
 
@@ -86,11 +96,13 @@ def review(result, tr: Translator, options: dict) -> object:
     t.col("duration", N_("Duration"), "us").col("intensity", N_("Intensity"), "flop_per_byte").col("why", N_("Why"))
     for r in v.review_rows.itertuples():
         kernel = L.friendly_text(names.loc[r.who], tr) if r.who in names.index else L.code_cell(r.who)
+        if r.label:
+            kernel = tr.gettext(N_("{site}: {kernel}"), site=L.site_label(r.label, result, tr), kernel=kernel)
         t.row(
-            key_of(r.who, r.reason),
+            key_of(r.who, r.label, r.reason),
             kernel,
-            ", ".join(L.cls(c, tr) for c in r.classes),
-            ", ".join(tr.integer(k) for k in r.kernel_ids),
+            L.listing([L.cls(c, tr) for c in r.classes], tr),
+            L.listing([tr.integer(k) for k in r.kernel_ids], tr),
             r.sm_pct,
             r.memory_pct,
             r.duration_ns,
@@ -106,6 +118,42 @@ def review(result, tr: Translator, options: dict) -> object:
         count=fact(result, f"{v.name}.review.count", tr),
     )
     return fragment(t.build(), note + "\n", legend)
+
+
+def levels(result, tr: Translator, options: dict) -> object:
+    """The memory levels: peak bandwidth and its source, and the launches whose busiest level it is."""
+    v = result.primary
+    if v.level_roofs is None:
+        return fragment(tr.gettext(NO_METRICS) + "\n")
+    roofs = v.level_roofs.set_index("level")
+    counts = v.level_counts.set_index("level")
+    t = TableBuilder("levels", tr)
+    t.col("level", N_("Memory level")).col("peak", N_("Peak bandwidth"), "tb_per_s").col("source", N_("Source"))
+    t.col("launches", N_("Launches whose busiest level it is"), "count")
+    t.col("memory", L.CLASS_COLUMN["memory"], "count").col("latency", L.CLASS_COLUMN["latency"], "count")
+    for level in counts.index:
+        roof = roofs.loc[level] if level in roofs.index else None
+        t.row(
+            level,
+            L.level(level, tr),
+            None if roof is None else roof["bandwidth_bytes_per_s"],
+            L.DASH if roof is None else tr.gettext(vocab.SOURCES[roof["source"]]),
+            counts.loc[level, "launches"],
+            counts.loc[level, "memory"],
+            counts.loc[level, "latency"],
+        )
+    note = tr.gettext(
+        N_(
+            "Busiest level: the level whose achieved bandwidth is the largest fraction of its peak, with the "
+            "bytes of Nsight Compute's hierarchical roofline (L1: bytes the L1 returned to the SMs for global "
+            "and local loads, which TMA copies into shared memory bypass; L2: bytes the L2 sent to the SMs; "
+            "DRAM: bytes read and written). Peak of a level whose source is Nsight Compute: its peak bytes per "
+            "cycle × its clock during each launch, the median over the launches (they follow the clocks; at L1 "
+            "the highest is {spread} above the lowest); otherwise the measured copy or the specification."
+        ),
+        spread=fact(result, "level.l1.peak_spread", tr),
+    )
+    return fragment(t.build(), note + "\n")
 
 
 def ridge(result, tr: Translator, options: dict) -> object:
@@ -132,7 +180,7 @@ def ridge(result, tr: Translator, options: dict) -> object:
     note = tr.gettext(
         N_(
             "Ridge point = peak ÷ memory bandwidth. Bandwidth: {spec} from the {gpu} specification, {measured} "
-            "measured (device-to-device copy). The classification uses the {source} ridge points."
+            "measured (device-to-device copy). The classification's roofline check uses the {source} ridge points."
         ),
         spec=fact(result, "bandwidth.spec", tr, "tb_per_s"),
         measured=fact(result, "bandwidth.measured", tr, "tb_per_s"),

@@ -2,115 +2,227 @@
 
 Unit renderers ``(KernelProfile, Translator, options) -> Fragment`` for the primary variant.
 Caption numbers are the analysis' (``analysis.distribution`` spreads, the roof table,
-facts); rooflines draw the compute roof of each precision horizontal and the bandwidth
-roof diagonal (``analysis.roofline.roof_line``), spec solid and measured dashed. Axis
-ranges are chosen here: that is presentation.
+facts). Rooflines draw the bandwidth roof once per source (spec solid, measured dashed: it
+is the same for every precision, so one line per precision would hide all but the last)
+and each precision's compute roof from its ridge point on; precisions with the same peak
+share one labelled line. Executed FLOPs (as Nsight Compute counts them) are filled dots,
+useful FLOPs (from the shapes) hollow ones, joined by a line. Axis ranges are chosen here:
+that is presentation.
 """
 
 from __future__ import annotations
 
 import math
+import textwrap
 
 import numpy as np
+from matplotlib.figure import Figure as MplFigure
 
 from generators.analysis.distribution import TUKEY_K
-from generators.analysis.ncu_metrics import PRECISIONS
+from generators.analysis.ncu_metrics import LEVELS, PRECISIONS
 from generators.analysis.roofline import roof_line
 from generators.kinds.kernel_profile.analysis import HISTOGRAM_METRICS
 from generators.kinds.kernel_profile.render import labels as L
 from generators.kinds.kernel_profile.render.tables import fact
 from generators.pieces import Figure, fragment
+from generators.quantity import Quantity
 from generators.render import figures
 from generators.render.i18n import N_, Translator
-from generators.render.units import header, number
+from generators.render.units import header, number, show
 
-CLASS_COLORS = {"memory": "#1f77b4", "compute": "#d62728", "balanced": "#2ca02c", "unknown": "#7f7f7f"}
+CLASS_COLORS = {
+    "memory": "#1f77b4",
+    "compute": "#d62728",
+    "balanced": "#2ca02c",
+    "latency": "#ff7f0e",
+    "unknown": "#7f7f7f",
+}
+LEVEL_STYLE = {"l1": ("#e377c2", "^"), "l2": ("#8c564b", "s"), "dram": ("#1f77b4", "o")}
+DIMENSION = {"pct": "pct", "us": "ns", "gb_per_s": "bytes_per_s"}  # histogram unit -> what it measures
 SOURCE_STYLE = {"spec": "-", "measured": "--"}
-ROOF_LABELS = {"spec": N_("{dtype} spec"), "measured": N_("{dtype} measured")}
+PEAK_LABELS = {"spec": N_("{dtype} peak, spec"), "measured": N_("{dtype} peak, measured")}
+BANDWIDTH_LABELS = {"spec": N_("DRAM bandwidth, spec ({value})"), "measured": N_("DRAM bandwidth, measured ({value})")}
 SCALE = {"pct": 1.0, "gb_per_s": 1e-9, "us": 1e-3}  # axis units of the histograms
+ROOF_GREY = "#444444"
+
+
+def _caption(column: str, spread, label: str, kind: str, tr: Translator) -> str:
+    def show_value(x) -> str:
+        return L.DASH if L.missing(x) else show(Quantity(x, DIMENSION[kind]), tr, kind)
+
+    text = tr.gettext(
+        N_(
+            "{metric}: {count} profiled launches, from {low} to {high}, median {median}. Outliers by Tukey's "
+            "rule (outside {fence_low} to {fence_high}, {k} × IQR beyond the quartiles): {outliers}."
+        ),
+        metric=tr.gettext(label),
+        count=tr.integer(spread.count),
+        low=show_value(spread.minimum),
+        high=show_value(spread.maximum),
+        median=show_value(spread.median),
+        outliers=tr.integer(spread.outliers),
+        fence_low=show_value(spread.low_shown),
+        fence_high=show_value(spread.high_shown),
+        k=tr.number(TUKEY_K, 1),
+    )
+    if spread.low_clipped:
+        text += " " + tr.gettext(
+            N_("Tukey's lower fence, {fence}, lies below the metric's range and is shown as {bound}."),
+            fence=show_value(spread.low_fence),
+            bound=show_value(spread.low_shown),
+        )
+    if spread.high_clipped:
+        text += " " + tr.gettext(
+            N_("Tukey's upper fence, {fence}, lies above the metric's range and is shown as {bound}."),
+            fence=show_value(spread.high_fence),
+            bound=show_value(spread.high_shown),
+        )
+    if spread.above_range:
+        text += " " + tr.gettext(
+            N_(
+                "{count} launches read above 100 % (up to {high}): Nsight Compute samples the counter per "
+                "unit, and the ratio can overshoot by a fraction; read them as 100 %."
+            ),
+            count=tr.integer(spread.above_range),
+            high=show_value(spread.maximum),
+        )
+    return text + " " + tr.gettext(N_("Bars are stacked by class."))
 
 
 def histograms(result, tr: Translator, options: dict) -> object:
     v = result.primary
     if v.launches is None:
         return fragment()
+    known = v.launches[v.launches["cls"] != "unknown"]
+    classes = list(dict.fromkeys(c for c in L.CLASS_ORDER if (known["cls"] == c).any()))
     out = []
     for column in HISTOGRAM_METRICS:
         spread = v.spreads.get(column)
         if spread is None:
             continue
         label, kind = L.METRIC_LABELS[column]
+        groups = [known.loc[known["cls"] == c, column].dropna().to_numpy() * SCALE[kind] for c in classes]
         with figures.style(tr.lang):
-            fig = figures.new_figure(6.0, 2.6)
+            fig = _fixed_figure(6.0, 2.6, left=0.75, bottom=0.5)
             ax = fig.add_subplot()
-            ax.hist(np.array(spread.values) * SCALE[kind], bins=20, color="#1f77b4", edgecolor="white")
+            ax.hist(
+                groups,
+                bins=20,
+                stacked=True,
+                color=[CLASS_COLORS[c] for c in classes],
+                label=[L.cls(c, tr) for c in classes],
+                edgecolor="white",
+                linewidth=0.5,
+            )
             ax.set_xlabel(header(label, kind, tr, percent=True))
             ax.set_ylabel(tr.gettext(N_("Profiled launches")))
+            ax.legend(fontsize=7)
             svg = figures.to_svg(fig)
-        show = lambda x: number(x, kind, tr) or L.DASH  # noqa: B023, E731
-        caption = tr.gettext(
-            N_(
-                "{metric}: {count} profiled launches, from {low} to {high}, median {median}. Outliers by Tukey's "
-                "rule (outside {fence_low} to {fence_high}, {k} × IQR beyond the quartiles): {outliers}."
-            ),
-            metric=tr.gettext(label),
-            count=tr.integer(spread.count),
-            low=show(spread.minimum),
-            high=show(spread.maximum),
-            median=show(spread.median),
-            outliers=tr.integer(spread.outliers),
-            fence_low=show(spread.low_fence),
-            fence_high=show(spread.high_fence),
-            k=tr.number(TUKEY_K, 1),
-        )
         alt = tr.gettext(N_("Histogram of {metric} over the profiled launches"), metric=tr.gettext(label))
-        data = (("value",), *((x,) for x in spread.values))
-        out.append(Figure(f"hist-{column}", svg, alt, caption, data))
+        rows = known[[column, "cls"]].dropna().itertuples(index=False, name=None)
+        data = (("value", "class"), *((float(x), c) for x, c in rows))
+        out.append(Figure(f"hist-{column}", svg, alt, _caption(column, spread, label, kind, tr), data))
     return fragment(*out)
 
 
+def _fixed_figure(width_in: float, height_in: float, left: float, bottom: float, top: float = 0.15, **space):
+    """A figure with fixed margins (inches) instead of constrained layout: these figures are
+    alike, and solving their layout took a third of their drawing time."""
+    fig = MplFigure(figsize=(width_in, height_in))
+    fig.subplots_adjust(
+        left=left / width_in, right=1 - 0.15 / width_in, bottom=bottom / height_in, top=1 - top / height_in, **space
+    )
+    return fig
+
+
+def _tb(bytes_per_s: float, tr: Translator) -> str:
+    return show(Quantity(bytes_per_s, "bytes_per_s"), tr, "tb_per_s")
+
+
+def _color(dtype: str) -> str:
+    return f"C{4 + PRECISIONS.index(dtype) % 6}" if dtype in PRECISIONS else "black"
+
+
 def _roofs(ax, result, dtypes, lo: float, hi: float, tr: Translator, labels: bool = True) -> None:
-    """min(peak, I × bandwidth) from ``lo`` to ``hi``: straight on log-log axes except at the
-    ridge, so three points draw it exactly. One colour per precision in every figure."""
-    for dtype in dtypes:
-        color = f"C{4 + PRECISIONS.index(dtype) % 6}" if dtype in PRECISIONS else "black"
-        for source in ("spec", "measured"):
-            rows = result.roofs[(result.roofs["source"] == source) & (result.roofs["dtype"] == dtype)]
-            if rows.empty:
-                continue
-            r = rows.iloc[0]
-            xs, ys = roof_line(r.peak_flop_per_s, r.bandwidth_bytes_per_s, lo, hi)
-            roof = np.array(ys) / 1e12
-            label = tr.gettext(ROOF_LABELS[source], dtype=L.precision(dtype, tr)) if labels else None
-            ax.plot(xs, roof, SOURCE_STYLE[source], color=color, linewidth=1.3, label=label)
-            ax.plot([r.ridge_flop_per_byte], [r.peak_flop_per_s / 1e12], "o", color=color, markersize=4)
+    """The roofs of ``dtypes``: per source one bandwidth diagonal up to the highest ridge point
+    and one horizontal compute roof per distinct peak from its ridge point to ``hi``."""
+    for source in ("spec", "measured"):
+        rows = result.roofs[(result.roofs["source"] == source) & result.roofs["dtype"].isin(dtypes)]
+        if rows.empty:
+            continue
+        bw = float(rows["bandwidth_bytes_per_s"].iloc[0])
+        top = max(float(r) for r in rows["ridge_flop_per_byte"])
+        xs = [lo, min(max(top, lo), hi)]
+        label = tr.gettext(BANDWIDTH_LABELS[source], value=_tb(bw, tr)) if labels else None
+        ax.plot(xs, [x * bw / 1e12 for x in xs], SOURCE_STYLE[source], color=ROOF_GREY, linewidth=1.2, label=label)
+        peaks: dict[float, list[str]] = {}
+        for r in rows.itertuples():
+            peaks.setdefault(float(r.peak_flop_per_s), []).append(r.dtype)
+        for peak, same in peaks.items():
+            ridge = peak / bw
+            names = " = ".join(L.precision(d, tr) for d in same)
+            label = tr.gettext(PEAK_LABELS[source], dtype=names) if labels else None
+            x0 = min(max(ridge, lo), hi)
+            ax.plot(
+                [x0, hi], [peak / 1e12] * 2, SOURCE_STYLE[source], color=_color(same[0]), linewidth=1.3, label=label
+            )
+            ax.plot([ridge], [peak / 1e12], "o", color=_color(same[0]), markersize=4)
 
 
-def _points(ax, launches, x: str, y: str, tr: Translator, scale: float = 1.0) -> int:
-    """Scatter the launches by class; returns how many could not be drawn (zero on a log axis)."""
+def _points(ax, launches, x: str, y: str, tr: Translator, scale: float = 1.0, legend: bool = True) -> int:
+    """Scatter the launches by class (filled); returns how many could not be drawn."""
     drawable = launches[(launches[x] > 0) & (launches[y] > 0) & np.isfinite(launches[x])]
     for cls in dict.fromkeys(drawable["cls"]):  # classes in order of appearance
         group = drawable[drawable["cls"] == cls]
-        ax.scatter(group[x], group[y] * scale, s=14, color=CLASS_COLORS[cls], label=L.cls(cls, tr), zorder=3)
+        label = L.cls(cls, tr) if legend else None
+        ax.scatter(group[x], group[y] * scale, s=14, color=CLASS_COLORS[cls], label=label, zorder=3)
     return len(launches) - len(drawable)
 
 
-def _panel_range(result, dtype: str, launches) -> tuple[float, float]:
-    """Log-axis limits that show the roofs' ridge and the kernel's launches."""
-    ridges = result.roofs.loc[result.roofs["dtype"] == dtype, "ridge_flop_per_byte"]
-    points = [] if launches is None else [x for x in launches["intensity"] if x > 0 and np.isfinite(x)]
-    low = min([*points, *ridges]) if len(ridges) or points else 1.0
-    high = max([*points, *ridges]) if len(ridges) or points else 1.0
-    return 10 ** math.floor(math.log10(low) - 1), 10 ** math.ceil(math.log10(high) + 1)
+def _useful(ax, launches, tr: Translator, legend: bool = True) -> None:
+    """Useful-FLOP points (hollow) of the launches that have them, each joined to its executed point."""
+    has = launches[(launches["useful_flop"] > 0) & (launches["intensity"] > 0) & np.isfinite(launches["intensity"])]
+    for r in has.itertuples():
+        ax.plot(
+            [r.intensity, r.useful_intensity],
+            [r.flop_per_s / 1e12, r.useful_flop_per_s / 1e12],
+            "-",
+            color="#999999",
+            linewidth=0.6,
+            zorder=2,
+        )
+    for cls in dict.fromkeys(has["cls"]):
+        group = has[has["cls"] == cls]
+        ax.scatter(
+            group["useful_intensity"],
+            group["useful_flop_per_s"] / 1e12,
+            s=16,
+            facecolors="white",
+            edgecolors=CLASS_COLORS[cls],
+            linewidths=1.0,
+            zorder=3,
+        )
+    if legend and len(has):
+        ax.scatter(
+            [], [], s=16, facecolors="white", edgecolors="#444444", label=tr.gettext(N_("useful FLOPs (shapes)"))
+        )
 
 
-def _launch_data(points, x: str, y: str) -> tuple:
-    """The plotted launches (kernel id, x, y, class) as a figure's data."""
-    rows = points[["kernel_id", x, y, "cls"]].itertuples(index=False, name=None)
-    return (("kernel_id", x, y, "class"), *(tuple(_plain(v) for v in r) for r in rows))
+def _axis_range(values) -> tuple[float, float]:
+    lo = 10 ** math.floor(math.log10(min(values) / 2))
+    hi = 10 ** math.ceil(math.log10(max(values) * 4))
+    return lo, hi
+
+
+def _launch_data(points, columns: list[str]) -> tuple:
+    """The plotted launches as a figure's data."""
+    rows = points[columns].itertuples(index=False, name=None)
+    return (tuple(columns), *(tuple(_plain(v) for v in r) for r in rows))
 
 
 def _plain(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
     return v.item() if hasattr(v, "item") else v
 
 
@@ -123,7 +235,7 @@ def _ridge_text(result, dtypes, tr: Translator) -> str:
             if r.dtype == dtype and r.source in ("spec", "measured")
         ]
         parts.append(f"{L.precision(dtype, tr)} {' / '.join(values)}")
-    return "; ".join(parts)
+    return L.listing(parts, tr)
 
 
 def roofline(result, tr: Translator, options: dict) -> object:
@@ -131,15 +243,16 @@ def roofline(result, tr: Translator, options: dict) -> object:
     if v.launches is None:
         return fragment()
     known = v.launches[v.launches["cls"] != "unknown"]
-    ridges = result.roofs["ridge_flop_per_byte"]
+    ridges = result.roofs.loc[result.roofs["dtype"].isin(dtypes), "ridge_flop_per_byte"]
+    useful = known.loc[known["useful_intensity"] > 0, "useful_intensity"] if "useful_intensity" in known else []
     positive = known.loc[known["intensity"] > 0, "intensity"]
-    xs = [*positive, *ridges]  # axis limits (presentation): every launch and ridge in view
-    lo = 10 ** math.floor(math.log10(min(xs) / 2))
-    hi = 10 ** math.ceil(math.log10(max(xs) * 4))
+    lo, hi = _axis_range([*positive[np.isfinite(positive)], *useful, *ridges])
     with figures.style(tr.lang):
-        fig = figures.new_figure()
+        fig = _fixed_figure(7.5, 4.8, left=0.8, bottom=0.55, top=0.35)
         ax = fig.add_subplot()
         _roofs(ax, result, dtypes, lo, hi, tr)
+        if "useful_flop" in known:
+            _useful(ax, known, tr)
         _points(ax, known, "intensity", "flop_per_s", tr, 1e-12)
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -150,16 +263,114 @@ def roofline(result, tr: Translator, options: dict) -> object:
         svg = figures.to_svg(fig)
     caption = tr.gettext(
         N_(
-            "Compute roofs are horizontal, one per precision; the bandwidth roof is the diagonal intensity × "
-            "bandwidth; solid: specification, dashed: measured. Ridge points (FLOP/byte, spec / measured): "
-            "{ridges}. {hidden} launches without FLOPs are not drawn (zero on a log axis)."
+            "Filled dots: executed FLOPs as Nsight Compute counts them (the tensor pipes' operations, rows "
+            "padded to the instruction tile included); hollow dots: useful FLOPs from the operator's shapes, "
+            "joined to the same launch's executed dot (same bytes and duration, so the line runs along the "
+            "diagonal). The QKV projection executes {qkv_padding} × its useful FLOPs: {qkv_executed} against "
+            "{qkv_useful}; the fused attention {att_executed} against {att_useful}. One bandwidth roof per "
+            "source (solid: specification, dashed: measured) and one compute roof per peak. Ridge points "
+            "(FLOP/byte, spec / measured): {ridges}. {hidden} launches without FLOPs are not drawn."
         ),
+        qkv_padding=fact(result, f"{v.name}.site.qkv.padding", tr),
+        qkv_executed=fact(result, f"{v.name}.site.qkv.executed_intensity", tr),
+        qkv_useful=fact(result, f"{v.name}.site.qkv.useful_intensity", tr),
+        att_executed=fact(result, f"{v.name}.site.attention.executed_intensity", tr),
+        att_useful=fact(result, f"{v.name}.site.attention.useful_intensity", tr),
         ridges=_ridge_text(result, dtypes, tr),
         hidden=fact(result, f"{v.name}.undrawable", tr),
     )
     alt = tr.gettext(N_("Roofline: achieved TFLOP/s against arithmetic intensity for each profiled launch"))
-    data = _launch_data(known, "intensity", "flop_per_s")
-    return fragment(Figure("roofline", svg, alt, caption, data))
+    columns = ["kernel_id", "intensity", "flop_per_s", "cls"]
+    if "useful_intensity" in known:
+        columns += ["useful_intensity", "useful_flop_per_s"]
+    return fragment(Figure("roofline", svg, alt, caption, _launch_data(known, columns)))
+
+
+def roofline_hierarchical(result, tr: Translator, options: dict) -> object:
+    """L1, L2 and DRAM roofs with each GEMM/attention launch's useful FLOPs over each level's bytes."""
+    v = result.primary
+    if v.launches is None or v.level_roofs is None or "useful_flop" not in v.launches:
+        return fragment()
+    known = v.launches[(v.launches["cls"] != "unknown") & (v.launches["useful_flop"] > 0)]
+    if known.empty:
+        return fragment()
+    xs = [x for level in LEVELS for x in known[f"useful_intensity_{level}"] if x > 0 and math.isfinite(x)]
+    dtype = result.config.classification.default_dtype
+    spec = result.roofs[(result.roofs["source"] == "spec") & (result.roofs["dtype"] == dtype)]
+    peak = float(spec["peak_flop_per_s"].iloc[0]) if len(spec) else None
+    ridges = [peak / r.bandwidth_bytes_per_s for r in v.level_roofs.itertuples()] if peak else []
+    lo, hi = _axis_range([*xs, *ridges])
+    with figures.style(tr.lang):
+        fig = _fixed_figure(7.5, 4.8, left=0.8, bottom=0.55, top=0.35)
+        ax = fig.add_subplot()
+        for r in v.level_roofs.itertuples():
+            color, _ = LEVEL_STYLE[r.level]
+            x1 = min(peak / r.bandwidth_bytes_per_s, hi) if peak else hi
+            label = tr.gettext(
+                N_("{level} bandwidth ({value})"),
+                level=L.level(r.level, tr),
+                value=_tb(r.bandwidth_bytes_per_s, tr),
+            )
+            ax.plot(
+                [lo, x1],
+                [lo * r.bandwidth_bytes_per_s / 1e12, x1 * r.bandwidth_bytes_per_s / 1e12],
+                "-",
+                color=color,
+                linewidth=1.2,
+                label=label,
+            )
+        if peak:
+            ax.plot(
+                [min(ridges), hi],
+                [peak / 1e12] * 2,
+                "-",
+                color=_color(dtype),
+                linewidth=1.3,
+                label=tr.gettext(PEAK_LABELS["spec"], dtype=L.precision(dtype, tr)),
+            )
+        for level in LEVELS:
+            color, marker = LEVEL_STYLE[level]
+            pts = known[(known[f"useful_intensity_{level}"] > 0) & np.isfinite(known[f"useful_intensity_{level}"])]
+            ax.scatter(
+                pts[f"useful_intensity_{level}"],
+                pts["useful_flop_per_s"] / 1e12,
+                s=18,
+                marker=marker,
+                facecolors="white",
+                edgecolors=color,
+                linewidths=1.0,
+                zorder=3,
+                label=tr.gettext(N_("launches, {level} bytes"), level=L.level(level, tr)),
+            )
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(tr.gettext(N_("Useful FLOPs per byte moved at each level")))
+        ax.set_ylabel(tr.gettext(N_("Useful throughput (TFLOP/s)")))
+        ax.set_title(tr.gettext(N_("Hierarchical roofline: L1, L2 and DRAM")))
+        ax.legend(fontsize=7, loc="upper left")
+        svg = figures.to_svg(fig)
+    caption = tr.gettext(
+        N_(
+            "Each GEMM and attention launch three times, at its useful FLOPs (from the shapes) over the bytes "
+            "it moved at L1, L2 and DRAM; the diagonals are the levels' peak bandwidths ({sources}), the "
+            "horizontal line the {dtype} peak of the specification. A launch sits far from all three roofs "
+            "when none of the levels limits it. L1 counts only loads through the L1 (TMA copies into shared "
+            "memory bypass it), so the GEMMs' L1 points lie far to the right."
+        ),
+        sources=L.listing(
+            [
+                tr.gettext(
+                    N_("{level}: {source}"), level=L.level(r.level, tr), source=tr.gettext(L.SOURCE_NAMES[r.source])
+                )
+                for r in v.level_roofs.itertuples()
+            ],
+            tr,
+        ),
+        dtype=L.precision(dtype, tr),
+    )
+    alt = tr.gettext(N_("Hierarchical roofline of the GEMM and attention launches"))
+    columns = ["kernel_id", "useful_flop_per_s", *[f"useful_intensity_{lv}" for lv in LEVELS], "cls"]
+    return fragment(Figure("roofline-hierarchical", svg, alt, caption, _launch_data(known, columns)))
 
 
 def roofline_normalized(result, tr: Translator, options: dict) -> object:
@@ -171,7 +382,7 @@ def roofline_normalized(result, tr: Translator, options: dict) -> object:
     lo = 10 ** math.floor(math.log10(min([*xs, 0.1]) / 2))
     roof_x, roof_y = roof_line(1.0, 1.0, lo, 100.0)  # peak 1, bandwidth 1: the roof min(1, x)
     with figures.style(tr.lang):
-        fig = figures.new_figure(7.5, 4.0)
+        fig = _fixed_figure(7.5, 4.0, left=0.85, bottom=0.55, top=0.35)
         ax = fig.add_subplot()
         ax.plot(roof_x, roof_y, "-", color="black", linewidth=1.3, label=tr.gettext(N_("roof: min(1, x)")))
         _points(ax, points, "x", "y", tr)
@@ -185,13 +396,27 @@ def roofline_normalized(result, tr: Translator, options: dict) -> object:
     caption = tr.gettext(
         N_(
             "Every precision on one roof: left of x = 1 the memory bandwidth limits, right of it the compute "
-            "peak. The highest launch reaches {best} of its peak. {hidden} launches without FLOPs are not drawn."
+            "peak. Executed FLOPs. The highest launch reaches {best} of its peak. {hidden} launches without "
+            "FLOPs are not drawn."
         ),
         best=fact(result, f"{v.name}.best_normalized", tr),
         hidden=fact(result, f"{v.name}.undrawable", tr),
     )
     alt = tr.gettext(N_("Normalized roofline of the profiled launches"))
-    return fragment(Figure("roofline-normalized", svg, alt, caption, _launch_data(points, "x", "y")))
+    return fragment(
+        Figure("roofline-normalized", svg, alt, caption, _launch_data(points, ["kernel_id", "x", "y", "cls"]))
+    )
+
+
+def _panel_range(result, dtype: str, launches) -> tuple[float, float]:
+    """Log-axis limits that show the roofs' ridge and the kernel's launches."""
+    ridges = result.roofs.loc[result.roofs["dtype"] == dtype, "ridge_flop_per_byte"]
+    points = [] if launches is None else [x for x in launches["intensity"] if x > 0 and np.isfinite(x)]
+    if launches is not None and "useful_intensity" in launches:
+        points += [x for x in launches["useful_intensity"] if x > 0 and np.isfinite(x)]
+    low = min([*points, *ridges]) if len(ridges) or points else 1.0
+    high = max([*points, *ridges]) if len(ridges) or points else 1.0
+    return 10 ** math.floor(math.log10(low) - 1), 10 ** math.ceil(math.log10(high) + 1)
 
 
 def roofline_kernels(result, tr: Translator, options: dict) -> object:
@@ -201,7 +426,7 @@ def roofline_kernels(result, tr: Translator, options: dict) -> object:
     rows = math.ceil(len(top) / cols)
     launches = v.launches
     with figures.style(tr.lang):
-        fig = figures.new_figure(7.5, 2.3 * rows)
+        fig = _fixed_figure(7.5, 2.6 * rows, left=0.85, bottom=0.6, top=0.45, hspace=0.62, wspace=0.22)
         for i, r in enumerate(top.itertuples()):
             ax = fig.add_subplot(rows, cols, i + 1)
             mine = (
@@ -210,21 +435,24 @@ def roofline_kernels(result, tr: Translator, options: dict) -> object:
                 else launches[(launches["trace_name"] == r.name) & (launches["cls"] != "unknown")]
             )
             dtype = r.ridge_dtype
-            name = L.friendly_text(r, tr)
-            ax.set_title(f"#{tr.integer(r.rank)} {name[:42]} · {L.precision(dtype, tr)}", fontsize=8)
+            title = f"#{tr.integer(r.rank)} {L.friendly_text(r, tr)} · {L.precision(dtype, tr)}"
+            ax.set_title("\n".join(textwrap.wrap(title, 44)[:3]), fontsize=7.5)
             lo, hi = _panel_range(result, dtype, mine)
             _roofs(ax, result, [dtype], lo, hi, tr, labels=False)
             if mine is None or mine.empty:
                 ax.text(0.5, 0.5, tr.gettext(N_("no metrics")), transform=ax.transAxes, ha="center")
-            elif _points(ax, mine, "intensity", "flop_per_s", tr, 1e-12) == len(mine):
-                ax.text(
-                    0.5,
-                    0.5,
-                    tr.gettext(N_("no FLOPs: nothing to draw on log axes")),
-                    transform=ax.transAxes,
-                    ha="center",
-                    fontsize=8,
-                )
+            else:
+                if "useful_flop" in mine:
+                    _useful(ax, mine, tr, legend=False)
+                if _points(ax, mine, "intensity", "flop_per_s", tr, 1e-12, legend=False) == len(mine):
+                    ax.text(
+                        0.5,
+                        0.5,
+                        tr.gettext(N_("no FLOPs: nothing to draw on log axes")),
+                        transform=ax.transAxes,
+                        ha="center",
+                        fontsize=8,
+                    )
             ax.set_xscale("log")
             ax.set_yscale("log")
             ax.minorticks_off()  # minor ticks of ten panels' log axes would make the SVG large
@@ -234,9 +462,10 @@ def roofline_kernels(result, tr: Translator, options: dict) -> object:
         svg = figures.to_svg(fig)
     caption = tr.gettext(
         N_(
-            "One panel per top kernel, titled with its rank and the precision of its roofs "
-            "(solid: specification, dashed: measured); dots: its profiled launches, coloured by "
-            "class as in the roofline above. Launches without FLOPs cannot be drawn on log axes."
+            "One panel per top kernel, titled with its rank, its name and the precision of its roofs "
+            "(solid: specification, dashed: measured); filled dots: its profiled launches' executed FLOPs, "
+            "coloured by class as in the roofline above; hollow dots: their useful FLOPs. Launches without "
+            "FLOPs cannot be drawn on log axes."
         )
     )
     alt = tr.gettext(N_("Roofline panels, one per top kernel"))

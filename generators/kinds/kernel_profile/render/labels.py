@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+from babel.lists import format_list
+
 from generators import vocab
 from generators.pieces import Cell
 from generators.quantity import Quantity
@@ -30,8 +32,21 @@ METRIC_LABELS = {
     "l2_throughput_pct": (N_("L2 throughput"), "pct"),
     "achieved_occupancy_pct": (N_("Achieved occupancy"), "pct"),
     "theoretical_occupancy_pct": (N_("Theoretical occupancy"), "pct"),
+    "mem_busy_pct": (N_("Mem Busy"), "pct"),
     "duration_ns": (N_("Duration"), "us"),
 }
+
+
+def listing(items, tr: Translator) -> str:
+    """Items as a list in the page language's way ("a, b, and c"), by babel's CLDR patterns."""
+    items = [str(i) for i in items]
+    return format_list(items, style="standard", locale=tr.locale) if items else DASH
+
+
+CLASS_ORDER = tuple(vocab.CLASSES)
+SOURCE_NAMES = vocab.SOURCES
+#: a class as a column of launch counts
+CLASS_COLUMN = {"memory": N_("of them memory-bound"), "latency": N_("of them latency-bound")}
 
 
 def missing(x) -> bool:
@@ -50,6 +65,19 @@ def share(fraction, tr: Translator) -> str:
 
 def cls(key: str, tr: Translator) -> str:
     return tr.gettext(vocab.CLASSES[key])
+
+
+def level(key: str | None, tr: Translator) -> str:
+    return DASH if key is None else tr.gettext(vocab.MEMORY_LEVELS[key])
+
+
+def why(key: str | None, tr: Translator) -> str:
+    return "" if key is None else tr.gettext(vocab.LATENCY_WHY[key])
+
+
+def site_label(key: str | None, result, tr: Translator) -> str | None:
+    """A call site's name from report.yml in the page language; None when it has none."""
+    return tr.pick(result.config.call_sites[key].label) if isinstance(key, str) else None
 
 
 def category(key: str, tr: Translator) -> str:

@@ -14,7 +14,7 @@ from generators.analysis import ncu_metrics
 from generators.analysis.distribution import TUKEY_K
 from generators.kinds.kernel_profile.render import labels as L
 from generators.kinds.kernel_profile.render.classes import reason_text
-from generators.kinds.kernel_profile.render.method_text import FORMULAS, RULE_STEPS, formula_args
+from generators.kinds.kernel_profile.render.method_text import FORMULAS, RULE_NOTE, RULE_STEPS, formula_args
 from generators.kinds.kernel_profile.render.tables import fact
 from generators.pieces import Cell, fragment
 from generators.render import tables
@@ -58,6 +58,15 @@ COLUMN_LABELS = {
     "dram_read_bytes": N_("DRAM bytes read"),
     "dram_write_bytes": N_("DRAM bytes written"),
     "smsp_cycles_per_s": N_("SM sub-partition clock (cycles per second)"),
+    "l1_bytes_per_s": N_("L1 bytes per second (hierarchical roofline)"),
+    "l1_peak_bytes_per_cycle": N_("L1 peak bytes per cycle"),
+    "l1_cycles_per_s": N_("L1 clock (cycles per second)"),
+    "l2_bytes_per_s": N_("L2 bytes per second (hierarchical roofline)"),
+    "l2_peak_bytes_per_cycle": N_("L2 peak bytes per cycle"),
+    "l2_cycles_per_s": N_("L2 clock (cycles per second)"),
+    "dram_bytes_per_s": N_("DRAM bytes per second"),
+    "dram_peak_bytes_per_cycle": N_("DRAM peak bytes per cycle"),
+    "dram_cycles_per_s": N_("DRAM clock (cycles per second)"),
 }
 SMI_KEYS = ("driver_version", "clocks.sm", "clocks.max.sm", "clocks.mem", "power.limit")
 
@@ -209,7 +218,7 @@ def methodology(result, tr: Translator, options: dict) -> object:
     labels = {**{c: label for c, (label, _) in L.METRIC_LABELS.items()}, **COLUMN_LABELS}
     t = TableBuilder("metrics", tr)
     t.col("quantity", N_("Quantity")).col("metric", N_("Nsight Compute metric (raw page)"))
-    for c, m in ncu_metrics.METRICS.items():
+    for c, m in {**ncu_metrics.METRICS, **ncu_metrics.OPTIONAL_METRICS}.items():
         t.row(c, tr.gettext(labels[c]) if c in labels else L.code_cell(c), L.code_cell(m))
     for m in ncu_metrics.flop_metrics():
         t.row(m, tr.gettext(N_("FLOP count")), L.code_cell(m))
@@ -221,6 +230,7 @@ def methodology(result, tr: Translator, options: dict) -> object:
     out.append("### " + tr.gettext(N_("Classification rule")) + "\n")
     out += [f"{i}. {tr.gettext(text, **args)}" for i, text in enumerate(RULE_STEPS, 1)]
     out.append("")
+    out.append(tr.gettext(RULE_NOTE, **args) + "\n")
     out.append(tr.gettext(N_("Needs review, with the thresholds of report.yml:")) + "\n")
     out += [f"- {reason_text(k, result, tr)}" for k in vocab.REASONS]
     out.append("")

@@ -56,25 +56,57 @@ FORMULAS = [
         "from {peaks_file} (measured matmul peaks and device-to-device copy bandwidth)."
     ),
     N_(
-        "GEMM/GEMV bandwidth: the DRAM bytes of the profiled GEMM/GEMV launches that do tensor-core work ÷ "
-        "their summed duration, compared with the measured copy bandwidth and the specification."
+        "Operator of a kernel: the kernel's External id names the innermost ATen operator call that launched "
+        "it (the profiler copies it from the launching runtime call); that call's Input Dims and Input type "
+        "come from record_shapes. A call site is a kernel with one operator, grid and block."
+    ),
+    N_(
+        "Useful FLOPs, from the shapes: 2 · M · K · N for {mm} and {addmm} (A[M, K] · B[K, N]), 2 · b · M · K · N "
+        "for {bmm}, 2 · B · H · Lq · Lk · (D + Dv) for attention (Q · Kᵀ and P · V; softmax and scaling not "
+        "counted). They go to the first kernel of the call (a split-K reduction gets none). A profiled launch "
+        "takes the median useful FLOPs of its call site (joined on trace name, grid and block). Executed FLOPs "
+        "are the tensor and CUDA-core operations below; the rooflines show both."
+    ),
+    N_(
+        "Bandwidth of a call site: the median DRAM bytes of its profiled launches ÷ the median duration of its "
+        "launches in the trace; beside it, the same bytes ÷ the median duration under Nsight Compute. "
+        "Weight-streaming GEMM/GEMV bandwidth: Σ (bytes × launches) ÷ Σ trace time over the GEMM/GEMV call sites "
+        "with tensor-core work, compared with the measured copy bandwidth and the specification."
+    ),
+    N_(
+        "Memory levels (Nsight Compute's hierarchical roofline): achieved L1 bytes per second {l1}, L2 {l2}, "
+        "DRAM {dram}; each level's peak is its {peak} (bytes per cycle) × its {level_cycles}. The busiest level of a "
+        "launch is the one with the highest achieved ÷ peak."
+    ),
+    N_(
+        "Weights and KV cache per step: the bytes of the weight matrices of the {mm}, {addmm} and {linear} calls "
+        "and of the attention calls' keys and values, from their shapes and element types, ÷ the steps. Floors: "
+        "bytes ÷ the measured copy bandwidth."
     ),
 ]
 RULE_STEPS = [
+    N_("unknown: the launch lacks a metric the rule needs; a kernel without profiled launches is unknown too."),
     N_(
-        "unknown: the launch lacks a metric the rule or the FLOP count needs; a kernel without profiled "
-        "launches is unknown too."
+        "latency-bound: the busier of SM throughput and memory throughput stays below {busy} of peak (neither "
+        "unit is substantially busy), or the grid has fewer than {min_grid} thread blocks ({min_blocks} × the "
+        "{sms} SMs of meta.json): most SMs have nothing to run."
     ),
     N_(
-        "Roofline side: arithmetic intensity below the {ridge_source} ridge point of the launch's precision: "
-        "memory; at or above it: compute."
+        "Otherwise the busier unit decides: SM throughput more than {margin} points above memory throughput: "
+        "compute-bound; more than {margin} points below it: memory-bound; within {margin} points: balanced "
+        "(both busy)."
     ),
     N_(
-        "Throughput side: SM throughput more than {margin} points above memory throughput: compute; more than "
-        "{margin} points below it: memory; otherwise neither."
+        "Check: the roofline side (arithmetic intensity below the {ridge_source} ridge point of the launch's "
+        "precision: memory; at or above: compute) must agree with a memory- or compute-bound class; a launch "
+        "where it does not is listed for review."
     ),
-    N_("memory-bound when both sides say memory, compute-bound when both say compute, balanced otherwise."),
 ]
+RULE_NOTE = N_(
+    "The thresholds are report.yml's classification settings. Nsight Compute's own Speed-of-Light rule is "
+    "stricter: below {sol} of peak on both units it reports latency issues; by that threshold only {sol_count} "
+    "profiled launches would not be latency-bound."
+)
 
 
 def formula_args(result, tr: Translator) -> dict[str, str]:
@@ -101,4 +133,19 @@ def formula_args(result, tr: Translator) -> dict[str, str]:
         "peaks_file": L.code(result.paths["peaks_file"]) if "peaks_file" in result.paths else L.DASH,
         "ridge_source": tr.gettext(vocab.SOURCES[config.classification.ridge_peaks]),
         "margin": tr.number(config.classification.throughput_margin_pct, 1),
+        "busy": fact(result, "classification.busy", tr),
+        "sol": fact(result, "classification.sol", tr),
+        "sol_count": fact(result, f"{p}.sol60.launches", tr),
+        "min_grid": fact(result, "classification.min_grid", tr),
+        "min_blocks": tr.number(config.classification.min_blocks_per_sm, 2),
+        "sms": fact(result, "sm_count", tr),
+        "mm": L.code("aten::mm"),
+        "addmm": L.code("aten::addmm"),
+        "bmm": L.code("aten::bmm"),
+        "linear": L.code("aten::linear"),
+        "l1": L.code(ncu_metrics.OPTIONAL_METRICS["l1_bytes_per_s"]),
+        "l2": L.code(ncu_metrics.OPTIONAL_METRICS["l2_bytes_per_s"]),
+        "dram": L.code(ncu_metrics.OPTIONAL_METRICS["dram_bytes_per_s"]),
+        "peak": L.code(".sum.peak_sustained"),
+        "level_cycles": L.code("<unit>__cycles_elapsed.avg.per_second"),
     }

@@ -7,6 +7,7 @@ and format only: every number is a column of the analysis or a fact (``facts.py`
 
 from __future__ import annotations
 
+from generators.errors import UserError
 from generators.kinds.kernel_profile.render import labels as L
 from generators.pieces import fragment, key_of
 from generators.render.i18n import N_, Translator
@@ -18,6 +19,15 @@ def fact(result, key: str, tr: Translator, unit: str | None = None) -> str:
     """A fact with its unit, for a sentence; a dash when the data cannot give it."""
     q = result.facts.get(key)
     return L.DASH if q is None else show(q, tr, unit)
+
+
+def chosen(result, options: dict):
+    """The variant a unit shows (option ``variant``, default the primary) and the suffix of its
+    table keys ("" for the primary, "-<variant>" otherwise: one page may show both)."""
+    name = options.get("variant") or result.config.primary
+    if name not in result.variants:
+        raise UserError(None, f"variant {name!r} is not one of {sorted(result.variants)}")
+    return name, result.variants[name], ("" if name == result.config.primary else f"-{name}")
 
 
 def overview(result, tr: Translator, options: dict) -> object:
@@ -44,8 +54,32 @@ def overview(result, tr: Translator, options: dict) -> object:
         ),
     ]
     if v.class_counts is not None:
-        shares = ", ".join(f"{L.cls(r.cls, tr)} {f(f'class.{r.cls}.time_share')}" for r in v.class_counts.itertuples())
+        shares = L.listing(
+            [f"{L.cls(r.cls, tr)} {f(f'class.{r.cls}.time_share')}" for r in v.class_counts.itertuples()], tr
+        )
         items.append(tr.gettext(N_("Kernel time by class: {shares}."), shares=shares))
+    if f"{p}.gemm.bandwidth" in result.facts:
+        items.append(
+            tr.gettext(
+                N_(
+                    "Weight-streaming GEMM/GEMV call sites: {bw} of DRAM bandwidth over the trace's durations "
+                    "({of_copy} of the measured copy bandwidth); {bw_ncu} over Nsight Compute's."
+                ),
+                bw=f("gemm.bandwidth", "tb_per_s"),
+                of_copy=f("gemm.bandwidth.of_copy"),
+                bw_ncu=f("gemm.bandwidth_ncu", "tb_per_s"),
+            )
+        )
+    if v.host is not None and len(v.host.anomalies):
+        items.append(
+            tr.gettext(
+                N_("Slow operator calls: {calls} calls of {op} cost {cost}, {share} of the range (profiled run)."),
+                calls=f("anomaly.top.calls"),
+                op=L.code(v.host.anomalies.iloc[0]["op"]),
+                cost=f("anomaly.top.cost", "ms"),
+                share=f("anomaly.top.cost_share"),
+            )
+        )
     top_cat = v.categories.iloc[0]["category"]
     items.append(
         tr.gettext(
@@ -70,8 +104,8 @@ def overview(result, tr: Translator, options: dict) -> object:
 
 
 def top(result, tr: Translator, options: dict) -> object:
-    v = result.primary
-    t = TableBuilder("top", tr)
+    _, v, suffix = chosen(result, options)
+    t = TableBuilder(f"top{suffix}", tr)
     t.col("rank", N_("#"), "count").col("share", N_("Time share"), "percent").col("library", N_("Library"))
     t.col("kernel", N_("Kernel")).col("description", N_("Description")).col("launches", N_("Launches"), "count")
     t.col("total", N_("Total"), "us").col("mean", N_("Mean"), "us").col("class", N_("Class"))

@@ -1,0 +1,182 @@
+"""Kernel-profile recommendations with their headroom, the hardware-design requirements the
+measurements imply, and how to read the metrics.
+
+Unit renderers ``(KernelProfile, Translator, options) -> Fragment`` for the primary variant;
+every number is a fact of ``advice.py`` / ``facts.py``, formatted here.
+"""
+
+from __future__ import annotations
+
+from generators.kinds.kernel_profile.render.tables import fact
+from generators.pieces import Cell, fragment
+from generators.render.i18n import N_, Translator
+from generators.render.tables import TableBuilder
+from generators.render.units import auto, scaled, show
+
+#: (key, recommendation, now, floor, headroom) - facts of the primary variant
+HEADROOM = (
+    (
+        "host",
+        N_("Remove the host overhead: CUDA graphs, fewer operators"),
+        "wall_per_token",
+        "kernel_time_per_step",
+        "headroom.host",
+    ),
+    (
+        "fusion",
+        N_("Fuse the elementwise, copy and reduction chains"),
+        "fusion.time_per_step",
+        "fusion.floor_time",
+        "headroom.fusion",
+    ),
+    (
+        "gemm",
+        N_("Stream the weights at the copy bandwidth"),
+        "gemm.time_per_step",
+        "gemm.floor_time",
+        "headroom.gemm",
+    ),
+)
+
+
+def headroom(result, tr: Translator, options: dict) -> object:
+    p = result.config.primary
+    t = TableBuilder("headroom", tr)
+    t.col("what", N_("Recommendation")).col("now", N_("Now, per step"), "ms")
+    t.col("floor", N_("Floor, per step"), "ms").col("headroom", N_("Headroom, per step"), "ms")
+    for key, label, now, floor, room in HEADROOM:
+        values = [result.facts.get(f"{p}.{k}") for k in (now, floor, room)]
+        if any(q is None for q in values):
+            continue
+        t.row(key, tr.gettext(label), *[q.value for q in values])
+    note = tr.gettext(
+        N_(
+            "Per decode step (one token). Host overhead: now the wall time per token without the profiler, "
+            "floor the kernel time per step (what a step costs once the host no longer holds the GPU up). "
+            "Fusion: now the time of the elementwise, copy and reduction kernels, floor their DRAM bytes at "
+            "the measured copy bandwidth. Weight streaming: now the trace time of the weight-streaming "
+            "GEMM/GEMV call sites, floor their DRAM bytes at the copy bandwidth. The headrooms overlap: the "
+            "kernel-side ones only pay once the host overhead is gone. All weights of one step at the copy "
+            "bandwidth take {floor} ({rate})."
+        ),
+        floor=fact(result, f"{p}.floor.weights_time", tr, "ms"),
+        rate=fact(result, f"{p}.floor.tokens_per_s", tr),
+    )
+    return fragment(t.build(), note + "\n")
+
+
+#: (fact, label, derivation, display unit; None: chosen by magnitude)
+DESIGN = (
+    ("hw.bytes_per_token", N_("Bytes per token, from the shapes"), N_("weight operands + keys and values"), "gb1"),
+    ("hw.dram_bytes_per_token", N_("DRAM bytes per token, measured"), N_("Nsight Compute's bytes × launches"), "gb1"),
+    (
+        "hw.tokens_per_s_at_copy",
+        N_("Tokens per second at the copy bandwidth"),
+        N_("copy bandwidth ÷ weight bytes"),
+        None,
+    ),
+    ("hw.tokens_per_s_now", N_("Tokens per second now"), N_("1 ÷ wall time per token, no profiler"), None),
+    (
+        "hw.bandwidth_used_wall",
+        N_("DRAM bandwidth used, over the wall time"),
+        N_("DRAM bytes ÷ wall time per token"),
+        None,
+    ),
+    (
+        "hw.bandwidth_used_kernels",
+        N_("DRAM bandwidth used, over the kernel time"),
+        N_("DRAM bytes ÷ kernel time"),
+        None,
+    ),
+    ("hw.l2_bytes", N_("L2 cache"), N_("meta.json"), "mib"),
+    ("hw.weights_over_l2", N_("Weights ÷ L2"), N_("weight bytes per step ÷ L2 size"), "count1"),
+    ("primary.kv.bytes_per_position", N_("KV cache per position"), N_("keys and values of all layers"), "kib"),
+    ("hw.kv_bytes_at_max", N_("KV cache at the longest traced length"), N_("per position × key length"), "mib1"),
+    (
+        "hw.kv_positions_in_l2",
+        N_("Positions whose KV cache fits in L2"),
+        N_("L2 size ÷ KV cache per position"),
+        "count",
+    ),
+    ("hw.launch_budget", N_("Launch budget"), N_("kernel time ÷ launches, per step"), "us"),
+    ("hw.launch_cost_wall", N_("Wall time per launch now"), N_("wall time per token ÷ launches per step"), "us"),
+)
+
+
+def hardware_design(result, tr: Translator, options: dict) -> object:
+    t = TableBuilder("hardware-design", tr)
+    t.col("what", N_("Quantity")).col("value", N_("Value")).col("how", N_("Derived from"))
+    for key, label, how, unit in DESIGN:
+        q = result.facts.get(key)
+        if q is None:
+            continue
+        shown = unit or auto(q)  # the CSV holds the number in the unit the cell shows
+        t.row(key, tr.gettext(label), Cell(show(q, tr, shown), scaled(q.value, shown)), tr.gettext(how))
+    note = tr.gettext(
+        N_(
+            "Bandwidth: the measured device-to-device copy, {copy}. Launch budget: a launch that costs the host "
+            "more than this cannot hide behind the kernel before it, so the GPU waits."
+        ),
+        copy=fact(result, "bandwidth.measured", tr, "tb_per_s"),
+    )
+    return fragment(t.build(), note + "\n")
+
+
+#: metric -> (what it measures, how to read it)
+READING = (
+    (
+        N_("SM throughput"),
+        N_("the busiest of the SM's pipelines and issue slots, as % of its peak over the whole launch"),
+        N_("high only when the SMs do a lot of work per cycle; near zero for a launch that mostly waits"),
+    ),
+    (
+        N_("Memory throughput"),
+        N_("the busiest unit of the memory system (L1, L2, DRAM and their interfaces), as % of its peak"),
+        N_("the memory side of the Speed-of-Light chart; it names no level, the busiest level does"),
+    ),
+    (
+        N_("DRAM throughput"),
+        N_("DRAM bytes per second as % of the DRAM peak during the launch"),
+        N_("what a weight-streaming GEMV should push towards 100 %"),
+    ),
+    (
+        N_("Mem Busy"),
+        N_("how busy the memory units' internal pipelines are, as % of peak"),
+        N_("below Memory throughput when the bottleneck is an interface rather than a unit"),
+    ),
+    (
+        N_("L1/TEX and L2 hit rate"),
+        N_("the share of sector requests the cache served"),
+        N_("counters sampled per slice can exceed 100 % by a fraction: read them as 100 %"),
+    ),
+    (
+        N_("Achieved occupancy"),
+        N_("active warps as % of the SM's maximum, averaged over its active cycles"),
+        N_("low with few thread blocks: the SMs that run have little to hide latency with"),
+    ),
+    (
+        N_("Thread blocks"),
+        N_("the grid size of the launch, against the GPU's SMs"),
+        N_("fewer blocks than SMs leaves SMs idle for the whole launch"),
+    ),
+    (
+        N_("Arithmetic intensity"),
+        N_(
+            "FLOPs per DRAM byte: executed (the tensor pipes' operations, padding included) or useful (from the shapes)"
+        ),
+        N_("against the ridge point: below it the bandwidth roof applies"),
+    ),
+    (
+        N_("Duration"),
+        N_("in the trace: the kernel as the application ran it; under Nsight Compute: alone, caches flushed"),
+        N_("bandwidths use the trace's durations; ncu's are longer for short kernels"),
+    ),
+)
+
+
+def reading(result, tr: Translator, options: dict) -> object:
+    t = TableBuilder("reading", tr)
+    t.col("metric", N_("Metric")).col("what", N_("What it measures")).col("read", N_("How to read it"))
+    for i, (metric, what, read) in enumerate(READING):
+        t.row(f"m{i}", tr.gettext(metric), tr.gettext(what), tr.gettext(read))
+    return fragment(t.build())

@@ -1,0 +1,120 @@
+"""Kernel-profile tables by call site: the top kernels split by operator and input shapes,
+and the DRAM bandwidth of each GEMM/attention call site over trace and ncu durations.
+
+Unit renderers ``(KernelProfile, Translator, options) -> Fragment``; option ``variant``
+(default: the primary). Format only: the sites and their numbers are ``analysis.call_sites``'.
+"""
+
+from __future__ import annotations
+
+import re
+
+from generators.kinds.kernel_profile.render import labels as L
+from generators.kinds.kernel_profile.render.tables import chosen, fact
+from generators.pieces import Cell, fragment, key_of
+from generators.render.i18n import N_, Translator
+from generators.render.tables import TableBuilder
+
+NO_SHAPES = N_(
+    "This variant's timeline records no operator shapes (a Kineto trace with record_shapes=True does): "
+    "kernels cannot be split by call site."
+)
+
+
+def _kernel(r, names, tr: Translator) -> str:
+    return L.friendly_text(names.loc[r.name], tr) if r.name in names.index else r.name
+
+
+def _site_name(r, names, result, tr: Translator) -> str:
+    """The call site's name from report.yml, else its kernel's friendly name."""
+    return L.site_label(r.label, result, tr) or _kernel(r, names, tr)
+
+
+def _shapes(text: str | None) -> Cell:
+    """Input shapes that wrap only between tensors: no-break spaces inside each bracket."""
+    if not text:
+        return Cell(None)
+    shown = re.sub(r"\[[^\]]*\]", lambda m: m.group(0).replace(" ", "\u00a0"), text)
+    return Cell(shown, text)
+
+
+def sites(result, tr: Translator, options: dict) -> object:
+    """The top kernels' call sites: each (kernel, operator, grid, block) with its shapes."""
+    name, v, suffix = chosen(result, options)
+    if v.sites is None:
+        return fragment(tr.gettext(NO_SHAPES) + "\n")
+    names = v.kernels.set_index("name")
+    top = set(v.top["name"])
+    rows = v.sites[v.sites["name"].isin(top)]
+    t = TableBuilder(f"sites{suffix}", tr)
+    t.col("rank", N_("#"), "count").col("site", N_("Call site")).col("kernel", N_("Kernel")).col("op", N_("Operator"))
+    t.col("shapes", N_("Input shapes")).col("blocks", N_("Thread blocks"), "count")
+    t.col("per_step", N_("Launches per step"), "count1").col("median", N_("Median"), "us")
+    t.col("share", N_("Time share"), "percent").col("class", N_("Class"))
+    for r in rows.itertuples():
+        t.row(
+            key_of(r.site),
+            r.rank,
+            L.site_label(r.label, result, tr),
+            _kernel(r, names, tr),
+            L.code_cell(r.op) if r.op else Cell(None),
+            _shapes(r.shapes),
+            r.blocks,
+            r.per_step,
+            r.median_ns,
+            r.share,
+            L.cls(r.cls, tr) if isinstance(r.cls, str) else L.DASH,
+        )
+    note = tr.gettext(
+        N_(
+            "The top {n} kernels of the {variant} variant split by call site: the operator that launched "
+            "each kernel and its input shapes, from the trace (External id of the kernel to its operator "
+            "call). One kernel runs several projections with different grids; a number shown as a range "
+            "varies between calls (the KV length grows by one each step). #: rank of the call site by "
+            "total time among all {count}. Class: the most frequent class of its profiled launches."
+        ),
+        n=fact(result, f"{name}.top_n", tr),
+        variant=L.label(result.config.variants[name].label, tr),
+        count=tr.integer(len(v.sites)),
+    )
+    return fragment(t.build(), note + "\n")
+
+
+def site_bandwidth(result, tr: Translator, options: dict) -> object:
+    """DRAM bandwidth per GEMM/attention call site: ncu's bytes over trace and ncu durations."""
+    name, v, suffix = chosen(result, options)
+    if v.sites is None or v.launches is None:
+        return fragment(tr.gettext(NO_SHAPES) + "\n")
+    names = v.kernels.set_index("name")
+    rows = v.sites[(v.sites["useful_flop"] > 0) & v.sites["dram_bytes"].notna()]
+    t = TableBuilder(f"site-bandwidth{suffix}", tr)
+    t.col("site", N_("Call site")).col("blocks", N_("Thread blocks"), "count")
+    t.col("bytes", N_("DRAM bytes per launch"), "mib1").col("trace", N_("Median, trace"), "us")
+    t.col("bw", N_("Bandwidth, trace durations"), "tb_per_s").col("of_copy", N_("Share of copy bandwidth"), "percent")
+    t.col("ncu", N_("Median, ncu"), "us").col("bw_ncu", N_("Bandwidth, ncu durations"), "tb_per_s")
+    for r in rows.itertuples():
+        t.row(
+            key_of(r.site),
+            _site_name(r, names, result, tr),
+            r.blocks,
+            r.dram_bytes,
+            r.median_ns,
+            r.bandwidth,
+            r.of_copy,
+            r.ncu_median_ns,
+            r.bandwidth_ncu,
+        )
+    note = tr.gettext(
+        N_(
+            "Bytes: the median DRAM bytes of the call site's profiled launches (Nsight Compute); durations: "
+            "the median of its launches in the trace, and under Nsight Compute, which flushes the caches and "
+            "runs one kernel at a time. The headline uses the trace: over the weight-streaming GEMM/GEMV call "
+            "sites, {bw} ({of_copy} of the measured copy bandwidth, {copy}); with Nsight Compute's durations "
+            "the same bytes give {bw_ncu}."
+        ),
+        bw=fact(result, f"{name}.gemm.bandwidth", tr, "tb_per_s"),
+        of_copy=fact(result, f"{name}.gemm.bandwidth.of_copy", tr),
+        copy=fact(result, "bandwidth.measured", tr, "tb_per_s"),
+        bw_ncu=fact(result, f"{name}.gemm.bandwidth_ncu", tr, "tb_per_s"),
+    )
+    return fragment(t.build(), note + "\n")

@@ -1,0 +1,16 @@
+"""The H100 decode report's model result, computed once per test process: several test modules
+check it against their own readings of the raw files (``tests/decode_trace.py``)."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from generators.kinds.kernel_profile import MODEL
+from tests import project
+
+REPORT_ID = "decode-h100-80gb-hbm3"
+
+
+@cache
+def report():
+    return project.compute(MODEL, {"report": REPORT_ID})
