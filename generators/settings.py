@@ -6,6 +6,7 @@ Everything lives under ``extra.profsite`` (paths relative to ``mkdocs.yml``)::
       profsite:
         data_dir: !ENV [PROFSITE_DATA_DIR, data]
         cache_dir: !ENV [PROFSITE_CACHE_DIR, .cache]
+        reviews_dir: !ENV [PROFSITE_REVIEWS_DIR, reviews]   # review threads (generators.review)
         locales_dir: locales
         source_language: en            # the language the message ids are written in
         languages:                     # one entry per language of the i18n plugin
@@ -34,6 +35,7 @@ from typing import NewType
 import msgspec
 
 from generators.errors import UserError
+from generators.review.options import ReviewOptions
 
 #: Text in every page language, keyed by language code (``{en: ..., zh: ...}`` in a data file).
 Localized = NewType("Localized", dict[str, str])
@@ -49,8 +51,10 @@ class ProfsiteOptions(msgspec.Struct, forbid_unknown_fields=True):
     languages: dict[str, LanguageOptions]
     data_dir: str = "data"
     cache_dir: str = ".cache"
+    reviews_dir: str = "reviews"
     locales_dir: str = "locales"
     source_language: str = "en"
+    review: ReviewOptions = ReviewOptions()
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,8 @@ class Settings:
     docs_dir: Path
     languages: tuple[Language, ...]  # default language first
     source_language: str
+    reviews_dir: Path = Path("reviews")  # review threads (generators.review)
+    review: ReviewOptions = ReviewOptions()
 
     @property
     def codes(self) -> tuple[str, ...]:
@@ -151,6 +157,8 @@ class Settings:
             docs_dir=_shown(root / docs_dir),
             languages=tuple(languages),
             source_language=opts.source_language,
+            reviews_dir=_shown(root / opts.reviews_dir),
+            review=opts.review,
         )
 
 

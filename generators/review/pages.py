@@ -1,0 +1,96 @@
+"""The site's pages as the review code sees them: page keys, their reports, units and claims.
+
+A *page key* names a page independently of language and version: its source path under
+the language folder, without ``.md`` (``reports/decode-h100-80gb-hbm3``, ``hardware``,
+``index``). The generated page of an older report version (``reports/<id>/vN/``) has its
+report page's key; the version is a separate part of a thread's target.
+
+:func:`scan` reads the page sources of the default language (``docs/<lang>/**/*.md``): the
+front matter (``report:``, ``review:``) and the ``unit(...)`` and ``claim(...)`` calls,
+found in the Jinja2 syntax tree of the page (the language mkdocs-macros renders), with
+their constant arguments. A call whose arguments are not constants is not seen.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import jinja2
+from jinja2 import nodes
+from mkdocs.utils.meta import get_data
+
+from generators.errors import UserError
+from generators.settings import Settings
+
+
+@dataclass(frozen=True)
+class Call:
+    name: str  # unit name or claim condition
+    options: tuple[tuple[str, str], ...] = ()
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class PageSource:
+    key: str
+    path: Path  # the default language's source
+    report: str | None
+    meta: dict = field(default_factory=dict, compare=False)
+    units: tuple[Call, ...] = ()
+    claims: tuple[Call, ...] = ()
+
+
+def key_of(page) -> str:
+    """The page key of an mkdocs page (any language, any version)."""
+    norm = getattr(page.file, "norm_src_uri", page.file.src_uri).removesuffix(".md")
+    version = (page.meta or {}).get("version")
+    if version and norm.endswith(f"/{version}"):
+        norm = norm[: -len(version) - 1]
+    return norm.removesuffix("/index") if norm.endswith("/index") else norm
+
+
+def version_of(page, latest: str | None) -> str | None:
+    meta = page.meta or {}
+    if not meta.get("report"):
+        return None
+    return str(meta.get("version") or latest)
+
+
+def _calls(source: str, path: Path) -> tuple[list[Call], list[Call]]:
+    try:
+        tree = jinja2.Environment().parse(source)
+    except jinja2.TemplateSyntaxError as exc:
+        raise UserError(path, f"line {exc.lineno}: {exc.message}") from None
+    units, claims = [], []
+    for call in tree.find_all(nodes.Call):
+        if not isinstance(call.node, nodes.Name) or call.node.name not in ("unit", "claim") or not call.args:
+            continue
+        try:
+            first = call.args[0].as_const()
+            options = tuple(sorted((k.key, str(k.value.as_const())) for k in call.kwargs))
+        except nodes.Impossible:
+            continue
+        (units if call.node.name == "unit" else claims).append(Call(str(first), options, call.lineno))
+    return units, claims
+
+
+def scan(settings: Settings) -> dict[str, PageSource]:
+    """Every page of the default language, by page key."""
+    root = settings.docs_dir / settings.default_language
+    out = {}
+    for path in sorted(root.rglob("*.md")):
+        key = path.relative_to(root).with_suffix("").as_posix()
+        key = key.removesuffix("/index") if key.endswith("/index") else key
+        source = path.read_text(encoding="utf-8")
+        _, meta = get_data(source)
+        meta = meta if isinstance(meta, dict) else {}
+        units, claims = _calls(source, path)
+        report = str(meta["report"]) if meta.get("report") else None
+        out[key] = PageSource(key, path, report, meta, tuple(units), tuple(claims))
+    return out
+
+
+def report_pages(pages: dict[str, PageSource]) -> dict[str, str]:
+    """page key -> report id of every report page."""
+    return {key: p.report for key, p in pages.items() if p.report}
