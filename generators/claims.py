@@ -2,9 +2,12 @@
 
 ``{{ claim("fused.class.compute.launches == 0") }}`` beside "no launch is compute-bound"
 evaluates its condition over the facts of the page's report (or of ``model=...``). A claim
-that does not hold fails the build with one line naming the page and the condition; a
-claim renders as an invisible marker (``<span class="ps-claim" data-claim="...">``) so that
-a reader of the HTML, and the automated reviewer, can see which sentences are checked.
+that does not hold fails the build with one line naming the page and the condition - or, with
+``extra.profsite.review.checks.claims: warn``, renders marked as false and leaves it to the
+automated reviewer (``generators.review``) to file a thread. A claim renders as an
+invisible marker (``<span class="ps-claim" data-claim="..." data-anchor="claim/...">``) so
+that a reader of the HTML, and the automated reviewer, can see which sentences are checked;
+its ``data-anchor`` (:func:`anchor`) lets a review thread point at it.
 
 The condition language is a small, safe subset of Python expressions, parsed with ``ast``
 (``eval`` would run anything): numbers, fact names (dotted, as the facts are named:
@@ -19,6 +22,7 @@ library evaluates such expressions over a fixed namespace without executing arbi
 from __future__ import annotations
 
 import ast
+import hashlib
 import operator
 import re
 
@@ -123,3 +127,8 @@ def evaluate(condition: str, facts: dict[str, float]) -> bool:
         return facts[name]
 
     return bool(ev(_parse(condition)))
+
+
+def anchor(condition: str) -> str:
+    """The version-free ``data-anchor`` of a claim's marker (the same in every language)."""
+    return "claim/" + hashlib.sha256(condition.encode()).hexdigest()[:10]

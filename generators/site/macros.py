@@ -9,7 +9,8 @@ Pages call these macros; everything else lives in ``generators.sections``, the r
   the page's language with its unit (chosen by magnitude; ``unit="ms"`` names one).
 * ``{{ claim("fused.class.compute.launches == 0") }}`` - a checked claim beside a
   qualitative sentence: the build fails when the condition does not hold for the facts
-  (``generators.claims``); on an older version's page it is shown as not holding instead.
+  (``generators.claims``); on an older version's page it is shown as not holding instead,
+  and with ``review.checks.claims: warn`` the automated reviewer files a thread on it.
 * ``{% if fact("fused.gpu_idle_share") > 0.5 %}...{% endif %}`` - a fact's value in base
   units, for prose that depends on the version's data.
 * ``{{ lit("RTX 5090") }}`` - text with a number typed on purpose (a product name, a year,
@@ -120,8 +121,9 @@ def define_env(env) -> None:
             raise UserError(None, f"unknown model {model!r}; known: {', '.join(sorted(MODELS))}")
         m = MODELS[model]
         facts = runner.facts(m, page_options(m, options))
+        marker = f'data-claim="{html.escape(condition)}" data-anchor="{claims.anchor(condition)}"'
         if claims.evaluate(condition, {k: q.value for k, q in facts.items()}):
-            return f'<span class="ps-claim" data-claim="{html.escape(condition)}"></span>'
+            return f'<span class="ps-claim" {marker}></span>'
         shown = ", ".join(f"{n} = {facts[n].value:.6g}" for n in claims.names(condition) if n in facts)
         page_scope = scope()
         if page_scope.report and page_scope.version != runner.catalog.latest(page_scope.report):
@@ -134,9 +136,10 @@ def define_env(env) -> None:
                 values=shown,
             )
             return (
-                f'<span class="ps-claim ps-claim-false" data-claim="{html.escape(condition)}" '
-                f'title="{html.escape(note)}">{html.escape(note)}</span>'
+                f'<span class="ps-claim ps-claim-false" {marker} title="{html.escape(note)}">{html.escape(note)}</span>'
             )
+        if site.settings.review.checks.claims == "warn":  # the automated reviewer files a thread on it
+            return f'<span class="ps-claim ps-claim-false" {marker}></span>'
         raise UserError(None, f"claim does not hold: {condition} ({shown})")
 
     def kind_model(report: str) -> str:

@@ -1,0 +1,223 @@
+"""The automated reviewer: what it finds, and how it files findings as threads.
+
+* On the real H100 decode report, the class checks are recomputed here with plain Python
+  from the profiled launches (per kernel: the mean of its launches' throughputs, the trace's
+  mean duration) and must give the same findings; the Nsight Compute / trace check with a
+  factor low enough to fire is compared with medians computed by ``statistics.median``.
+* Table, figure and claim checks find planted problems (derived pieces, made here) and say
+  nothing about the same pieces without them.
+* Filing is idempotent, one thread per finding; a finding that goes resolves its thread, one
+  that comes back reopens it, a thread marked won't fix is left alone.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import statistics
+from collections import defaultdict
+
+import pytest
+import yaml
+
+from generators.pieces import Cell, Column, Figure, Fragment, Row, Table
+from generators.review import checks, kernel_checks, pages, reviewer, store
+from generators.review.findings import Finding, text
+from generators.review.pages import Call
+from generators.sections.runner import Runner
+from tests import project
+
+REPORT = "decode-h100-80gb-hbm3"
+SOURCE_MESSAGE = "The row {row} shows a value without a source."  # a catalog message
+PAGE = f"reports/{REPORT}"
+
+
+@pytest.fixture(scope="module")
+def settings(built_site, tmp_path_factory):
+    return dataclasses.replace(
+        project.settings(), cache_dir=built_site.cache, reviews_dir=tmp_path_factory.mktemp("r") / "reviews"
+    )
+
+
+@pytest.fixture(scope="module")
+def rv(settings):
+    return reviewer.Reviewer(settings, Runner.for_settings(settings), pages.scan(settings))
+
+
+@pytest.fixture(scope="module")
+def report_page(rv):
+    return rv.page_data(rv.pages[PAGE])
+
+
+def _by_kernel(launches) -> dict[str, list[dict]]:
+    out = defaultdict(list)
+    for row in launches.to_dict("records"):
+        if isinstance(row["trace_name"], str) and row["cls"] != "unknown":
+            out[row["trace_name"]].append(row)
+    return out
+
+
+def test_class_findings_on_the_decode_report_match_a_recomputation(report_page):
+    result = report_page.result
+    review = result.config.review
+    expected = set()
+    for variant, v in result.variants.items():
+        launches = _by_kernel(v.launches)
+        for k in v.kernels.to_dict("records"):
+            rows = launches.get(k["name"])
+            if not rows or k["cls"] == "unknown":
+                continue
+            memory = sum(r["memory_pct"] for r in rows) / len(rows)
+            sm = sum(r["sm_pct"] for r in rows) / len(rows)
+            long = k["avg_ns"] >= review.long_duration_us * 1000
+            if k["cls"] == "memory" and memory < review.low_throughput_pct and long:
+                expected.add(("class-memory-idle", variant, k["name"]))
+            if k["cls"] == "balanced" and max(memory, sm) < review.low_throughput_pct and long:
+                expected.add(("class-balanced-idle", variant, k["name"]))
+            if k["cls"] == "compute" and k["category"] in ("copy", "memory"):
+                expected.add(("class-copy-compute", variant, k["name"]))
+    found = {
+        (f.check, *f.key.split(":", 2)[2].split("/", 1))
+        for f in kernel_checks.check(report_page, 3.0)
+        if f.check.startswith("class-")
+    }
+    assert found == expected
+    assert {(c, v) for c, v, _ in found} == {("class-balanced-idle", "fused"), ("class-balanced-idle", "written")}
+
+
+def test_ncu_against_trace_durations_match_a_recomputation(report_page):
+    result = report_page.result
+    factor = 1.5  # low enough to fire on this capture (3, the default, does not)
+    expected = set()
+    for variant, v in result.variants.items():
+        launches = _by_kernel(v.launches)
+        for k in v.kernels.to_dict("records"):
+            rows = launches.get(k["name"])
+            if not rows or k["cls"] == "unknown":
+                continue
+            ncu = statistics.median(r["duration_ns"] for r in rows)
+            if max(ncu / k["median_ns"], k["median_ns"] / ncu) > factor:
+                expected.add((variant, k["name"]))
+    found = {
+        tuple(f.key.split(":", 2)[2].split("/", 1))
+        for f in kernel_checks.check(report_page, factor)
+        if f.check == "ncu-trace"
+    }
+    assert found == expected and len(expected) >= 5
+    assert not [f for f in kernel_checks.check(report_page, 3.0) if f.check == "ncu-trace"]
+
+
+def test_the_real_pages_have_exactly_these_findings(rv):
+    findings = rv.findings()
+    assert sorted((f.check, f.page, f.anchor or "") for f in findings) == [
+        ("class-balanced-idle", PAGE, ""),  # the written-out variant: no row of its own on the page
+        ("class-balanced-idle", PAGE, "kernel_profile.longest/longest/53e9e8835b28"),
+    ]
+    en, zh = (rv.runner.translator(c) for c in project.settings().codes)
+    fused = next(f for f in findings if f.anchor)
+    assert "Argmax" in fused.text.render(en) and "(0.2%)" in fused.text.render(en) and "(4.4%)" in fused.text.render(en)
+    assert "均衡" in fused.text.render(zh) and "（0.2%）" in fused.text.render(zh)
+
+
+def _page_with(fragment: Fragment) -> checks.PageData:
+    source = pages.PageSource("hardware", project.ROOT / "docs" / "en" / "hardware.md", None)
+    page = checks.PageData(source, None, project.settings().codes)
+    page.fragments = {lang: [("hardware.details", fragment)] for lang in project.settings().codes}
+    return page
+
+
+def _table(rows) -> Table:
+    columns = (
+        Column("figure", "Figure", "Figure"),
+        Column("share", "Share", "Share", "right", True, "percent"),
+        Column("pct", "Hit rate", "Hit rate", "right", True, "pct"),
+        Column("time", "Time", "Time", "right", True, "us"),
+        Column("value", "Value", "Value"),
+        Column("source", "Source", "Source"),
+    )
+    return Table("t", columns, tuple(Row(key, tuple(Cell(str(v), v) for v in values)) for key, values in rows))
+
+
+def test_table_checks_find_planted_values_and_only_them():
+    good = ("a", 0.5, 99.9, 1200.0, 5.0, "datasheet")
+    bad = [
+        ("share", 1.2, 99.9, 1200.0, 5.0, "datasheet"),  # 120 %
+        ("hit", 0.5, 100.6, 1200.0, 5.0, "datasheet"),  # over 100.5 %
+        ("time", 0.5, 99.9, -3.0, 5.0, "datasheet"),  # negative
+        ("nosource", 0.5, 99.9, 1200.0, 5.0, ""),
+    ]
+    page = _page_with(Fragment((_table([("good", good), *((r[0], r) for r in bad)]),)))
+    found = sorted((f.check, f.anchor) for f in checks.tables(page, 100.5))
+    assert found == [
+        ("hardware-source", "hardware.details/t/nosource"),
+        ("table-negative", "hardware.details/t/time"),
+        ("table-percent", "hardware.details/t/hit"),
+        ("table-percent", "hardware.details/t/share"),
+    ]
+    assert checks.tables(_page_with(Fragment((_table([("good", good)]),))), 100.5) == []
+
+
+def test_a_caption_number_the_data_do_not_give_is_a_finding():
+    values = [1.0, 2.0, 3.0, 4.0, 250.0]  # median 3, outliers by Tukey: 250
+    data = (("value",), *((v,) for v in values))
+    good = "5 launches, from 1.0 to 250.0, median 3.0; 1 outlier."
+    page = _page_with(Fragment((Figure("hist", b"<svg/>", "alt", good, data),)))
+    assert checks.figures(page) == []
+    bad = "5 launches, from 1.0 to 250.0, median 3.5; 1 outlier on the RTX 5090."
+    page = _page_with(Fragment((Figure("hist", b"<svg/>", "alt", bad, data),)))
+    (finding,) = checks.figures(page)
+    assert finding.anchor == "hardware.details/hist" and "`3.5`" in finding.text.render(project.translator("en"))
+
+
+def test_a_false_claim_is_a_finding_anchored_to_its_marker(rv, report_page):
+    source = dataclasses.replace(
+        report_page.source, claims=(Call("fused.class.compute.launches > 0"), Call("fused.class.compute.launches == 0"))
+    )
+    page = dataclasses.replace(report_page, source=source)
+    (finding,) = checks.false_claims(page, rv.facts_for(page))
+    from generators import claims
+
+    assert finding.anchor == claims.anchor("fused.class.compute.launches > 0")
+    assert "fused.class.compute.launches = 0" in finding.text.render(project.translator("en"))
+
+
+def test_filing_is_idempotent_and_follows_the_finding(rv, settings):
+    root = settings.reviews_dir
+    finding = Finding("table-percent", "table-percent:x", PAGE, "v1", "u/t/r", text(SOURCE_MESSAGE, row="x"))
+    twin = dataclasses.replace(finding, text=text(SOURCE_MESSAGE, row="x"))
+
+    def thread():
+        (path,) = [p for p in store.files(root) if p.stem == finding.thread_id]
+        return path, yaml.safe_load(path.read_text(encoding="utf-8"))
+
+    filed = rv.file([finding, twin], reviewer.DATA_CHECKS)
+    assert filed.opened == [finding.thread_id]
+    path, doc = thread()
+    assert path.parent == root / REPORT
+    assert doc["status"] == "open" and doc["check"]["key"] == "table-percent:x" and doc["motivation"] == "assessing"
+    assert doc["target"]["selector"] == [{"type": "CssSelector", "value": '[data-anchor="u/t/r"]'}]
+    before = path.read_bytes()
+    assert rv.file([finding], reviewer.DATA_CHECKS).summary() == "0 opened, 0 updated, 0 resolved"
+    assert path.read_bytes() == before
+
+    assert rv.file([], frozenset({"parity"})).resolved == []  # another check's run leaves it
+    assert rv.file([], reviewer.DATA_CHECKS).resolved == [finding.thread_id]
+    _, doc = thread()
+    assert doc["status"] == "resolved"
+    last = doc["comments"][-1]
+    assert last["author"] == "profsite-check" and last["body"] == "No longer found on `v1`."
+    assert "v1" in last["translations"]["zh"]
+
+    rv.file([finding], reviewer.DATA_CHECKS)
+    _, doc = thread()
+    assert doc["status"] == "open" and len(doc["comments"]) == 3
+
+    store.update(root, finding.thread_id, lambda t: store_replace(t, status="wontfix"))
+    assert rv.file([], reviewer.DATA_CHECKS).resolved == []
+    rv.file([finding], reviewer.DATA_CHECKS)
+    assert thread()[1]["status"] == "wontfix"
+
+
+def store_replace(thread, **changes):
+    from msgspec.structs import replace
+
+    return replace(thread, **changes)
