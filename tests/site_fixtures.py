@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -24,6 +25,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 class Build:
     site: Path
     cache: Path
+    reviews: Path
     log: str  # the full build log (mkdocs, plugins, Python warnings)
     stdout: str
     stderr: str
@@ -42,13 +44,22 @@ def build_site(
     cache: Path | None = None,
     site: Path | None = None,
     config: Path | None = None,
+    reviews: Path | None = None,
 ) -> Build:
     """Run ``python -m generators build-site`` from the repository root (or from the folder
-    of ``config``, another project's mkdocs.yml)."""
+    of ``config``, another project's mkdocs.yml). The review threads are a copy of the
+    repository's ``reviews/`` (or ``reviews``): the automated reviewer that runs in every
+    build writes there, never into the repository."""
     site = site or tmp / "site"
     cache = cache or tmp / "cache"
     log = tmp / "build.log"
+    if reviews is None:
+        reviews = tmp / "reviews"
+        shutil.rmtree(reviews, ignore_errors=True)
+        if (REPO_ROOT / "reviews").is_dir():
+            shutil.copytree(REPO_ROOT / "reviews", reviews, ignore=shutil.ignore_patterns(".*"))
     env = dict(os.environ, PROFSITE_CACHE_DIR=str(cache), PYTHONDONTWRITEBYTECODE="1")
+    env["PROFSITE_REVIEWS_DIR"] = str(reviews)
     if data_dir is not None:
         env["PROFSITE_DATA_DIR"] = str(data_dir)
     start = time.monotonic()
@@ -64,6 +75,7 @@ def build_site(
     return Build(
         site=site,
         cache=cache,
+        reviews=reviews,
         log=log.read_text(encoding="utf-8") if log.exists() else "",
         stdout=proc.stdout,
         stderr=proc.stderr,

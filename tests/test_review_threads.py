@@ -154,6 +154,8 @@ PROSE = (
 def test_a_quote_is_found_exactly_or_fuzzily_above_the_threshold():
     page = anchoring.read_content(PROSE)
     assert [b.tag for b in page.blocks] == ["h2", "p", "p", "div"]
+    wrapped = anchoring.read_content(f"<html><head></head><body>{PROSE}</body></html>")  # as glightbox hands it on
+    assert (wrapped.blocks, wrapped.text) == (page.blocks, page.text)
     assert page.anchors == {"u/t": "div", "u/t/r1": "tr"}
     exact = anchoring.find_quote(page.text, "the decode step is launch-bound")
     assert exact.score == 1.0 and page.text[exact.start : exact.end] == "the decode step is launch-bound"
@@ -202,3 +204,16 @@ def test_thread_files_are_found_by_id_only_with_a_valid_id(tmp_path):
     for bad in ("../t-0123456789ab", "t-0123456789ab/../x", "T-UPPER", "", "a"):
         assert store.find(tmp_path, bad) is None
     assert not any(Path(p).name.startswith(".") for p in store.files(tmp_path))
+
+
+def test_giscus_is_off_by_default_and_keyed_by_the_page_not_the_url():
+    from generators.review import view
+    from generators.review.options import GiscusOptions, ReviewOptions
+
+    assert view.giscus_html(ReviewOptions().giscus, PAGE, "en") == ""
+    on = GiscusOptions(enabled=True, repo="o/r", repo_id="R_1", category="Reviews", category_id="C_1")
+    out = view.giscus_html(on, PAGE, "zh_Hans_CN")
+    assert 'src="https://giscus.app/client.js"' in out
+    assert f'data-mapping="specific" data-term="{PAGE}"' in out and 'data-lang="zh-CN"' in out
+    with pytest.raises(ValueError, match="repo_id"):
+        GiscusOptions(enabled=True, repo="o/r")

@@ -39,6 +39,7 @@ from generators.review.schema import QUOTE_CONTEXT, Thread
 _SPACE = re.compile(r"\s+")
 _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 _SKIP = {"script", "style", "template"}
+_WRAPPER = {"html", "head", "body"}  # mkdocs-glightbox hands the content on wrapped in a document
 
 
 def normalize(text: str) -> str:
@@ -101,7 +102,7 @@ class _Reader(HTMLParser):
         a = {k: v or "" for k, v in attrs}
         if a.get("data-anchor"):
             self.anchors.setdefault(a["data-anchor"], tag)
-        if tag in _VOID:
+        if tag in _VOID or tag in _WRAPPER:
             return
         if self.skip or tag in _SKIP or "headerlink" in a.get("class", "").split():
             self.skip += 1
@@ -120,7 +121,7 @@ class _Reader(HTMLParser):
             self.anchors.setdefault(a["data-anchor"], tag)
 
     def handle_endtag(self, tag):
-        if tag in _VOID:
+        if tag in _VOID or tag in _WRAPPER:
             return
         if self.skip:
             self.skip -= 1

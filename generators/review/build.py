@@ -1,0 +1,252 @@
+"""The review part of one site build (all languages): what the hooks in ``generators.site`` call.
+
+1. :meth:`ReviewBuild.start` (the first build's ``on_pre_build``) reads every thread file
+   (a malformed one fails the build, naming it) and runs the automated reviewer's data
+   checks, which file their threads before any page is rendered;
+2. :meth:`check_page` (``on_page_markdown``) reads a page's ``review:`` front matter and fails
+   the build when an approved page still has open threads;
+3. :meth:`record` (``on_page_content``) keeps what placement needs of each rendered page -
+   anchors, text, blocks - and leaves a marker where the review panel goes;
+4. :meth:`finish` (after the last language, ``on_post_build``) checks EN/ZH number drift
+   on the built pages, places every thread on every page (``anchoring.place``; threads of
+   older versions re-anchored on the latest), and writes the panels and the dashboard into
+   the built pages in place of their markers.
+
+The panels are written last because placing a thread quoted in one language on the page of
+another needs both pages, and mkdocs-static-i18n renders the languages one after the other.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import msgspec
+
+from generators.catalog import Catalog
+from generators.errors import UserError
+from generators.messages import N_
+from generators.render.i18n import Translator
+from generators.review import anchoring, dashboard, pages, reviewer, store, view
+from generators.review.schema import Thread
+from generators.settings import Settings
+
+SLOT = '<div class="ps-review-slot"></div>'
+DASHBOARD_SLOT = '<div class="ps-dashboard-slot"></div>'
+OUTDATED = N_("written on {version}; not found on the latest version")
+
+
+class ReviewFront(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """A page's ``review:`` front matter."""
+
+    status: str = "draft"
+    reviewers: list[str] = []
+    approved_version: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.status not in view.STATES:
+            raise ValueError(f"status: {self.status!r} is not one of {list(view.STATES)}")
+
+
+@dataclass
+class Record:
+    key: str
+    version: str | None
+    lang: str
+    dest: Path
+    url: str  # site-relative, "zh/reports/x/"
+    title: str
+    text: anchoring.PageText
+    latest: bool
+    meta: view.ReviewMeta
+
+
+@dataclass
+class ReviewBuild:
+    settings: Settings
+    pages: dict[str, pages.PageSource]
+    catalog: Catalog
+    threads: list[Thread] = field(default_factory=list)
+    records: dict[tuple[str, str | None, str], Record] = field(default_factory=dict)
+    dashboards: dict[str, tuple[Path, str]] = field(default_factory=dict)  # lang -> (file, url)
+    filed: list[str] = field(default_factory=list)
+
+    @classmethod
+    def start(cls, settings: Settings) -> ReviewBuild:
+        found = pages.scan(settings)
+        if dashboard.KEY in found:
+            raise UserError(found[dashboard.KEY].path, "this page's name is the review dashboard's; rename it")
+        build = cls(settings, found, Catalog(settings.data_dir, settings.codes))
+        build.threads = build.load()
+        if settings.review.checks.in_build:
+            filed = build.reviewer().file(build.reviewer().findings(), reviewer.DATA_CHECKS)
+            build.filed.append(filed.summary())
+            build.threads = build.load()
+        return build
+
+    def load(self) -> list[Thread]:
+        return store.load(self.settings.reviews_dir, pages.report_pages(self.pages))
+
+    def reviewer(self) -> reviewer.Reviewer:
+        if not hasattr(self, "_reviewer"):
+            self._reviewer = reviewer.for_settings(self.settings, self.pages)
+        return self._reviewer
+
+    def translator(self, lang: str) -> Translator:
+        return self.reviewer().runner.translator(lang)
+
+    # -- pages ---------------------------------------------------------------------------------
+    def meta(self, page) -> view.ReviewMeta:
+        raw = (page.meta or {}).get("review")
+        if raw is None:
+            return view.ReviewMeta()
+        try:
+            front = msgspec.convert(raw, ReviewFront)
+        except msgspec.ValidationError as exc:
+            raise UserError(self.source_path(page), f"review: {exc}") from None
+        return view.ReviewMeta(front.status, tuple(front.reviewers), front.approved_version)
+
+    def source_path(self, page) -> str:
+        return os.fspath(self.settings.docs_dir / page.file.src_uri)
+
+    def check_page(self, page) -> None:
+        meta = self.meta(page)
+        if meta.status != "approved" or (page.meta or {}).get("version"):
+            return
+        key = pages.key_of(page)
+        still = [t.id for t in self.threads if t.target.page == key and t.status == "open"]
+        if still:
+            raise UserError(
+                self.source_path(page),
+                f"review: approved, but {len(still)} thread(s) are still open: {', '.join(still)}",
+            )
+
+    def record(self, html: str, page, lang: str) -> str:
+        dest = Path(page.file.abs_dest_path)
+        url = page.file.dest_uri.removesuffix("index.html")
+        if (page.meta or {}).get("profsite_review_dashboard"):
+            self.dashboards[lang] = (dest, url)
+            return html + DASHBOARD_SLOT
+        key = pages.key_of(page)
+        report = (page.meta or {}).get("report")
+        latest = self.catalog.latest(str(report)) if report and str(report) in self.catalog.reports() else None
+        version = pages.version_of(page, latest)
+        self.records[(key, version, lang)] = Record(
+            key=key,
+            version=version,
+            lang=lang,
+            dest=dest,
+            url=url,
+            title=page.title or key,
+            text=anchoring.read_content(html),
+            latest=version == latest,
+            meta=self.meta(page),
+        )
+        return html + SLOT
+
+    # -- the end -------------------------------------------------------------------------------
+    def finish(self, site_dir: Path) -> None:
+        if self.settings.review.checks.in_build:
+            where = {
+                r.dest.resolve().relative_to(site_dir.resolve()).as_posix(): (r.key, r.version)
+                for r in self.records.values()
+            }
+            findings = self.reviewer().site_findings(site_dir, where)
+            self.filed.append(self.reviewer().file(findings, reviewer.SITE_CHECKS).summary())
+            self.threads = self.load()
+        entries = self.place_all()
+        for record in self.records.values():
+            self._patch(record.dest, SLOT, self._panel(record, entries))
+        for lang, (dest, url) in self.dashboards.items():
+            shown = [e for e, _ in entries.values()]
+            self._patch(dest, DASHBOARD_SLOT, dashboard.dashboard_html(shown, self.translator(lang), url))
+
+    def place_all(self) -> dict[str, tuple[dashboard.Entry, dict[tuple[str, str | None, str], anchoring.Place]]]:
+        """thread id -> (its dashboard entry, its place on each page that shows it)."""
+        threshold = self.settings.review.quote_threshold
+        groups: dict[tuple[str, str | None], dict[str, Record]] = {}
+        for r in self.records.values():
+            groups.setdefault((r.key, r.version), {})[r.lang] = r
+        latest = {key: version for (key, version), g in groups.items() for r in g.values() if r.latest}
+        out = {}
+        for thread in self.threads:
+            key, version = thread.target.page, thread.target.version
+            places: dict[tuple[str, str | None, str], anchoring.Place] = {}
+            own = groups.get((key, version))
+            shown_version = version if own else None
+            if own:
+                texts = {lang: r.text for lang, r in own.items()}
+                for lang in own:
+                    places[(key, version, lang)] = anchoring.place(thread, lang, texts, threshold)
+            status, note = thread.status, None
+            newest = latest.get(key)
+            if thread.status == "open" and newest is not None and version != newest:
+                group = groups[(key, newest)]
+                texts = {lang: r.text for lang, r in group.items()}
+                there = {lang: anchoring.place(thread, lang, texts, threshold) for lang in group}
+                if all(p.placed for p in there.values()):
+                    places.update({(key, newest, lang): p for lang, p in there.items()})
+                    shown_version = newest
+                else:
+                    status, note = "outdated", OUTDATED
+            elif not own:
+                status, note = ("outdated", OUTDATED) if thread.status == "open" else (thread.status, None)
+            group = groups.get((key, shown_version), {})
+            entry = dashboard.Entry(
+                thread=thread,
+                shown=status,
+                page=key,
+                version=shown_version,
+                url={lang: r.url for lang, r in group.items()},
+                title={lang: r.title for lang, r in group.items()},
+                note=note,
+            )
+            out[thread.id] = (entry, places)
+        return out
+
+    def _panel(self, record: Record, entries) -> str:
+        tr = self.translator(record.lang)
+        names = view.Languages({lang.code: lang.babel_locale for lang in self.settings.languages})
+        here = (record.key, record.version, record.lang)
+        threads, shown = [], []
+        for entry, places in entries.values():
+            if here not in places:
+                continue
+            place = places[here]
+            what = record.text.anchors.get(place.anchor) if place.anchor else None
+            threads.append(
+                view.thread_html(
+                    entry.thread, place, tr, names, page_version=record.version, what=what, status=entry.shown
+                )
+            )
+            shown.append((entry.thread, entry.shown))
+        dash = self.dashboards.get(record.lang)
+        dashboard_url = pages_relative(dash[1], record.url) if dash else ""
+        giscus = view.giscus_html(
+            self.settings.review.giscus, record.key, self.settings.language(record.lang).babel_locale
+        )
+        return view.panel_html(
+            page_key=record.key,
+            version=record.version,
+            latest=record.latest,
+            meta=record.meta,
+            threads=threads,
+            counts=view.counts_text(shown, tr),
+            tr=tr,
+            dashboard_url=dashboard_url,
+            giscus=giscus,
+        )
+
+    @staticmethod
+    def _patch(path: Path, slot: str, content: str) -> None:
+        text = path.read_text(encoding="utf-8")
+        if text.count(slot) != 1:
+            raise RuntimeError(f"{path}: expected one review marker, found {text.count(slot)}")
+        path.write_text(text.replace(slot, content), encoding="utf-8")
+
+
+def pages_relative(url: str, here: str) -> str:
+    from mkdocs.utils import get_relative_url
+
+    return get_relative_url(url, here)
