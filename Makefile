@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.installed
 # The capture runs on the GPU machine's own python3 (torch + standard library only).
 CAPTURE_PYTHON ?= python3
 
-.PHONY: lint build test serve messages bench capture capture-smoke chromium clean venv
+.PHONY: lint build test serve review review-check messages bench capture capture-smoke chromium clean venv
 
 venv: $(STAMP)
 
@@ -30,6 +30,16 @@ build: $(STAMP)
 # come from .cache/). No .pyc writes under generators/, which mkdocs would see as a change.
 serve: $(STAMP)
 	PYTHONDONTWRITEBYTECODE=1 NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
+
+# Review: `make serve` plus the review API on 127.0.0.1:$(REVIEW_PORT) - select text or click a table
+# row or figure, comment, reply, resolve; the threads are written to reviews/ (README: Reviews).
+REVIEW_PORT ?= 8001
+review: $(STAMP)
+	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python -m generators review --port $(REVIEW_PORT)
+
+# The automated reviewer on its own (it also runs in every build): findings -> threads in reviews/.
+review-check: $(STAMP)
+	$(BIN)/python -m generators review-check
 
 # After adding or changing a generated string: refresh locales/messages.pot and merge it into
 # every catalog; then translate the empty entries and check with `python -m generators messages check`.

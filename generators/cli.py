@@ -23,6 +23,8 @@ COMMANDS = {
     "check-parity": "generators.commands.check_parity",
     "check-literals": "generators.commands.check_literals",
     "roofline": "generators.commands.roofline",
+    "review": "generators.commands.review",
+    "review-check": "generators.commands.review_check",
 }
 
 
