@@ -410,7 +410,7 @@
     state.page = p.dataset.page;
     state.version = p.dataset.version || null;
     state.lang = p.dataset.lang;
-    try { state.labels = JSON.parse(p.querySelector(".ps-review__labels").textContent); } catch (e) { state.labels = {}; }
+    try { state.labels = JSON.parse(p.dataset.labels); } catch (e) { state.labels = {}; }
     var url = state.api + "?page=" + encodeURIComponent(state.page) + "&lang=" + encodeURIComponent(state.lang);
     fetch(url).then(function (r) {
       if (!r.ok) return null;

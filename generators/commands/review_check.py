@@ -33,7 +33,7 @@ def run(args) -> int:
     os.environ.setdefault("SOURCE_DATE_EPOCH", _source_date_epoch(args.config_file.resolve().parent))
     found = pages.scan(settings)
     rv = reviewer.for_settings(settings, found)
-    en = rv.runner.translator(settings.source_language)
+    shown_in = rv.runner.translator(settings.source_language)
     findings = rv.findings()
     site = args.site_dir or (Path("site") if (Path("site") / "index.html").is_file() else None)
     site_findings = []
@@ -43,7 +43,7 @@ def run(args) -> int:
         site_findings = rv.site_findings(site, site_pages(site, found, settings, rv.runner.catalog))
     for f in findings + site_findings:
         where = f"{f.page}" + (f" {f.version}" if f.version else "") + (f" [{f.anchor}]" if f.anchor else "")
-        print(f"{f.check}: {where}: {f.text.render(en)}")
+        print(f"{f.check}: {where}: {f.text.render(shown_in)}")
     note = "" if site is not None else " (no built site: EN/ZH drift not checked)"
     if args.dry_run:
         print(f"{len(findings) + len(site_findings)} findings; nothing written (--dry-run){note}")

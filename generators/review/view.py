@@ -211,24 +211,24 @@ def panel_html(
         if version and version != meta.approved_version:
             parts.append(html.escape(tr.gettext(N_("this page shows {version}"), version=version)))
     labels = {k: tr.gettext(v) for k, v in SCRIPT_LABELS.items()}
-    attrs = _attrs(data_page=page_key, data_version=version, data_lang=tr.language, data_latest="1" if latest else "0")
+    attrs = _attrs(
+        data_page=page_key,
+        data_version=version,
+        data_lang=tr.language,
+        data_latest="1" if latest else "0",
+        data_labels=json.dumps(labels, ensure_ascii=False, sort_keys=True),
+    )
     dashboard = html.escape(tr.gettext(DASHBOARD))
     empty = "" if threads else f'<p class="ps-review__empty">{html.escape(tr.gettext(NO_COMMENTS))}</p>'
     return (
         f'<section class="ps-review" id="ps-review"{attrs}>'
-        f'<h2 class="ps-review__title">{html.escape(tr.gettext(TITLE))}</h2>'
+        f'<div class="ps-review__title" role="heading" aria-level="2">{html.escape(tr.gettext(TITLE))}</div>'
         f'<p class="ps-review__state">{" · ".join(parts)}</p>'
         f'<p class="ps-review__counts">{html.escape(counts)} · '
         f'<a class="ps-review__dashboard" href="{html.escape(dashboard_url)}">{dashboard}</a></p>'
         f'{empty}<div class="ps-review__threads">{"".join(threads)}</div>'
-        f'<script type="application/json" class="ps-review__labels">{_json(labels)}</script>'
         f"{giscus}</section>"
     )
-
-
-def _json(value) -> str:
-    """JSON safe inside a <script> element (no "</" can close it)."""
-    return json.dumps(value, ensure_ascii=False, sort_keys=True).replace("</", "<\\/")
 
 
 def giscus_html(options, page_key: str, babel_locale: str) -> str:
