@@ -352,7 +352,7 @@ def test_the_false_claim_is_an_automated_thread_beside_it(next_build):
     anchor = claims.anchor(FALSE_CLAIM)
     html = (next_build.site / PAGE / "index.html").read_text()
     condition = FALSE_CLAIM.replace(">", "&gt;")
-    assert f'<span class="ps-claim ps-claim--false" data-claim="{condition}" data-anchor="{anchor}">' in html
+    assert f'<span class="ps-claim ps-claim-false" data-claim="{condition}" data-anchor="{anchor}">' in html
     claim_threads = [t for t in _threads(html).values() if t.get("data-anchor") == anchor]
     assert len(claim_threads) == 1 and claim_threads[0]["data-automated"] == "1"
 
