@@ -18,11 +18,13 @@ another needs both pages, and mkdocs-static-i18n renders the languages one after
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
+from mkdocs.utils import get_relative_url
 
 from generators.catalog import Catalog
 from generators.errors import UserError
@@ -34,6 +36,7 @@ from generators.settings import Settings
 
 SLOT = '<div class="ps-review-slot"></div>'
 DASHBOARD_SLOT = '<div class="ps-dashboard-slot"></div>'
+log = logging.getLogger("profsite.review")
 OUTDATED = N_("written on {version}; not found on the latest version")
 
 
@@ -70,7 +73,8 @@ class ReviewBuild:
     threads: list[Thread] = field(default_factory=list)
     records: dict[tuple[str, str | None, str], Record] = field(default_factory=dict)
     dashboards: dict[str, tuple[Path, str]] = field(default_factory=dict)  # lang -> (file, url)
-    filed: list[str] = field(default_factory=list)
+    filed: list[str] = field(default_factory=list)  # the automated reviewer's summaries, for a log
+    _reviewer: reviewer.Reviewer | None = None
 
     @classmethod
     def start(cls, settings: Settings) -> ReviewBuild:
@@ -80,7 +84,8 @@ class ReviewBuild:
         build = cls(settings, found, Catalog(settings.data_dir, settings.codes))
         build.threads = build.load()
         if settings.review.checks.in_build:
-            filed = build.reviewer().file(build.reviewer().findings(), reviewer.DATA_CHECKS)
+            automated = build.reviewer()
+            filed = automated.file(automated.findings(), reviewer.DATA_CHECKS)
             build.filed.append(filed.summary())
             build.threads = build.load()
         return build
@@ -89,7 +94,7 @@ class ReviewBuild:
         return store.load(self.settings.reviews_dir, pages.report_pages(self.pages))
 
     def reviewer(self) -> reviewer.Reviewer:
-        if not hasattr(self, "_reviewer"):
+        if self._reviewer is None:
             self._reviewer = reviewer.for_settings(self.settings, self.pages)
         return self._reviewer
 
@@ -155,6 +160,8 @@ class ReviewBuild:
             findings = self.reviewer().site_findings(site_dir, where)
             self.filed.append(self.reviewer().file(findings, reviewer.SITE_CHECKS).summary())
             self.threads = self.load()
+        if self.filed:
+            log.info("automated reviewer (profsite-check): %s", "; ".join(self.filed))
         entries = self.place_all()
         for record in self.records.values():
             self._patch(record.dest, SLOT, self._panel(record, entries))
@@ -222,7 +229,7 @@ class ReviewBuild:
             )
             shown.append((entry.thread, entry.shown))
         dash = self.dashboards.get(record.lang)
-        dashboard_url = pages_relative(dash[1], record.url) if dash else ""
+        dashboard_url = get_relative_url(dash[1], record.url) if dash else ""
         giscus = view.giscus_html(
             self.settings.review.giscus, record.key, self.settings.language(record.lang).babel_locale
         )
@@ -244,9 +251,3 @@ class ReviewBuild:
         if text.count(slot) != 1:
             raise RuntimeError(f"{path}: expected one review marker, found {text.count(slot)}")
         path.write_text(text.replace(slot, content), encoding="utf-8")
-
-
-def pages_relative(url: str, here: str) -> str:
-    from mkdocs.utils import get_relative_url
-
-    return get_relative_url(url, here)

@@ -91,11 +91,12 @@ def dashboard_html(entries: list[Entry], tr: Translator, here: str) -> str:
             # cut only very long bodies: a human comment reads the same on every language's page
             # (so it is cut at the same place), the automated reviewer's are a few lines long
             title = title if len(title) <= LONG else title[: LONG - 1] + "…"
+            comments = tr.gettext(N_("comments: {count}"), count=tr.integer(len(e.thread.comments)))
             note = f" <em>{html.escape(tr.gettext(e.note, version=e.version or '—'))}</em>" if e.note else ""
             out.append(
                 f'<li data-thread="{html.escape(e.thread.id)}">{_link(e, tr, here, f"#thread-{e.thread.id}")} '
                 f"({html.escape(e.thread.target.version or '—')}) · {html.escape(first.author)} · "
-                f"{time_text(first.created)} · {tr.integer(len(e.thread.comments))} · "
+                f"{time_text(first.created)} · {html.escape(comments)} · "
                 f"<span>{html.escape(title)}</span>{note}</li>"
             )
         out.append("</ul>")
