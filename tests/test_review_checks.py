@@ -131,6 +131,7 @@ def _table(rows) -> Table:
         Column("share", "Share", "Share", "right", True, "percent"),
         Column("pct", "Hit rate", "Hit rate", "right", True, "pct"),
         Column("time", "Time", "Time", "right", True, "us"),
+        Column("of_spec", "Of spec", "Of spec", "right", True, "percent"),  # a ratio: may exceed 100 %
         Column("value", "Value", "Value"),
         Column("source", "Source", "Source"),
     )
@@ -138,12 +139,12 @@ def _table(rows) -> Table:
 
 
 def test_table_checks_find_planted_values_and_only_them():
-    good = ("a", 0.5, 99.9, 1200.0, 5.0, "datasheet")
+    good = ("a", 0.5, 99.9, 1200.0, 1.56, 5.0, "datasheet")  # 156 % of spec: fine for a ratio
     bad = [
-        ("share", 1.2, 99.9, 1200.0, 5.0, "datasheet"),  # 120 %
-        ("hit", 0.5, 100.6, 1200.0, 5.0, "datasheet"),  # over 100.5 %
-        ("time", 0.5, 99.9, -3.0, 5.0, "datasheet"),  # negative
-        ("nosource", 0.5, 99.9, 1200.0, 5.0, ""),
+        ("share", 1.2, 99.9, 1200.0, 0.9, 5.0, "datasheet"),  # a share of 120 %
+        ("hit", 0.5, 100.6, 1200.0, 0.9, 5.0, "datasheet"),  # over 100.5 %
+        ("time", 0.5, 99.9, -3.0, 0.9, 5.0, "datasheet"),  # negative
+        ("nosource", 0.5, 99.9, 1200.0, 0.9, 5.0, ""),
     ]
     page = _page_with(Fragment((_table([("good", good), *((r[0], r) for r in bad)]),)))
     found = sorted((f.check, f.anchor) for f in checks.tables(page, 100.5))

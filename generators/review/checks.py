@@ -7,8 +7,10 @@ checks (a class that contradicts its metrics, ncu against trace durations) are i
 :mod:`generators.review.kernel_checks`; the EN/ZH number drift of a built site in
 :mod:`generators.review.reviewer`.
 
-* ``table-percent`` - a percentage above ``checks.max_pct`` (a column whose display unit
-  is a percentage: a fraction above 1.005, or percentage points above 100.5);
+* ``table-percent`` - a percentage above ``checks.max_pct`` (100.5) where a percentage
+  cannot exceed 100: a column in percentage points (how profilers report throughputs, hit
+  rates, occupancy) or a share (a fraction column whose key ends in ``share``). Ratios shown
+  as percentages - of a spec, a prediction's error - may exceed it and are not checked;
 * ``table-negative`` - a negative duration (a column in ns, µs, ms or s);
 * ``hardware-source`` - a row of a table with a ``source`` column that shows a value but
   names no source;
@@ -18,7 +20,8 @@ checks (a class that contradicts its metrics, ncu against trace durations) are i
   count of points a log axis cannot draw, nor a fact of the page's report, nor 0 or 1 -
   compared at the precision the caption shows, in any display scale;
 * ``claim`` - a ``{{ claim(...) }}`` on the page whose condition does not hold;
-* ``ridge-missing`` - a page that draws a roofline but shows no ridge-point table.
+* ``ridge-missing`` - a page that draws a roofline but states no ridge point: no table or
+  column named ``ridge``, no ``ridge`` fact in its prose.
 """
 
 from __future__ import annotations
@@ -38,6 +41,16 @@ from generators.review.findings import Code, Finding, Label, Num, Shown, text
 from generators.review.pages import PageSource
 
 PERCENT_DIMS = {"fraction": 0.01, "pct": 1.0}  # dimension -> its value at 1 %
+
+
+def bounded(column) -> str | None:
+    """The dimension of a column whose percentages cannot exceed 100, else None."""
+    dim = UNITS[column.unit].dim if column.numeric and column.unit in UNITS else None
+    if dim == "pct" or (dim == "fraction" and column.key.endswith("share")):
+        return dim
+    return None
+
+
 #: Scales a caption may show a base-unit value in (display units, percentages, binary sizes).
 SCALES = sorted({u.scale for u in UNITS.values()} | {100.0, 1e-2, 1e3, 1e6, 1e9, 1e12})
 CONSTANTS = (0.0, 1.0, 1.5)  # 1.5: Tukey's k in histogram captions
@@ -113,7 +126,7 @@ def tables(page: PageData, max_pct: float) -> list[Finding]:
                     continue
                 anchor = f"{unit}/{table.key}/{row.key}"
                 where = dict(row=page.shown(unit, table.key, row.key, 0), column=page.shown(unit, table.key, None, i))
-                if dim in PERCENT_DIMS and value > max_pct * PERCENT_DIMS[dim] * (1 + 1e-12):
+                if bounded(column) and value > max_pct * PERCENT_DIMS[dim] * (1 + 1e-12):
                     out.append(
                         _finding(
                             page,
@@ -274,7 +287,9 @@ def false_claims(page: PageData, facts_for) -> list[Finding]:
 # -- ridge point ---------------------------------------------------------------------------
 def ridge_stated(page: PageData) -> list[Finding]:
     rooflines = [(u, f) for u, frag in page.default for f in frag.figures if f.key.startswith("roofline")]
-    if not rooflines or any(t.key == "ridge" for _, t in page.tables()):
+    tables = any("ridge" in t.key or any("ridge" in c.key for c in t.columns) for _, t in page.tables())
+    prose = any(call.name.startswith("ridge.") or ".ridge." in call.name for call in page.source.values)
+    if not rooflines or tables or prose:
         return []
     unit, figure = rooflines[0]
     return [

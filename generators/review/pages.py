@@ -6,7 +6,7 @@ the language folder, without ``.md`` (``reports/decode-h100-80gb-hbm3``, ``hardw
 report page's key; the version is a separate part of a thread's target.
 
 :func:`scan` reads the page sources of the default language (``docs/<lang>/**/*.md``): the
-front matter (``report:``, ``review:``) and the ``unit(...)`` and ``claim(...)`` calls,
+front matter (``report:``, ``review:``) and the ``unit(...)``, ``claim(...)`` and ``value(...)`` calls,
 found in the Jinja2 syntax tree of the page (the language mkdocs-macros renders), with
 their constant arguments. A call whose arguments are not constants is not seen.
 """
@@ -39,6 +39,7 @@ class PageSource:
     meta: dict = field(default_factory=dict, compare=False)
     units: tuple[Call, ...] = ()
     claims: tuple[Call, ...] = ()
+    values: tuple[Call, ...] = ()  # value(model, fact): name is the fact
 
 
 def key_of(page) -> str:
@@ -57,22 +58,23 @@ def version_of(page, latest: str | None) -> str | None:
     return str(meta.get("version") or latest)
 
 
-def _calls(source: str, path: Path) -> tuple[list[Call], list[Call]]:
+def _calls(source: str, path: Path) -> tuple[list[Call], list[Call], list[Call]]:
     try:
         tree = jinja2.Environment().parse(source)
     except jinja2.TemplateSyntaxError as exc:
         raise UserError(path, f"line {exc.lineno}: {exc.message}") from None
-    units, claims = [], []
+    found: dict[str, list[Call]] = {"unit": [], "claim": [], "value": []}
     for call in tree.find_all(nodes.Call):
-        if not isinstance(call.node, nodes.Name) or call.node.name not in ("unit", "claim") or not call.args:
+        if not isinstance(call.node, nodes.Name) or call.node.name not in found or not call.args:
             continue
         try:
-            first = call.args[0].as_const()
+            args = [a.as_const() for a in call.args]
             options = tuple(sorted((k.key, str(k.value.as_const())) for k in call.kwargs))
         except nodes.Impossible:
             continue
-        (units if call.node.name == "unit" else claims).append(Call(str(first), options, call.lineno))
-    return units, claims
+        name = args[1] if call.node.name == "value" and len(args) > 1 else args[0]
+        found[call.node.name].append(Call(str(name), options, call.lineno))
+    return found["unit"], found["claim"], found["value"]
 
 
 def scan(settings: Settings) -> dict[str, PageSource]:
@@ -85,9 +87,9 @@ def scan(settings: Settings) -> dict[str, PageSource]:
         source = path.read_text(encoding="utf-8")
         _, meta = get_data(source)
         meta = meta if isinstance(meta, dict) else {}
-        units, claims = _calls(source, path)
+        units, claims, values = _calls(source, path)
         report = str(meta["report"]) if meta.get("report") else None
-        out[key] = PageSource(key, path, report, meta, tuple(units), tuple(claims))
+        out[key] = PageSource(key, path, report, meta, tuple(units), tuple(claims), tuple(values))
     return out
 
 
