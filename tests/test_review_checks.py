@@ -18,6 +18,7 @@ from collections import defaultdict
 
 import pytest
 import yaml
+from msgspec.structs import replace
 
 from generators.pieces import Cell, Column, Figure, Fragment, Row, Table
 from generators.review import checks, kernel_checks, pages, reviewer, store
@@ -56,9 +57,16 @@ def _by_kernel(launches) -> dict[str, list[dict]]:
     return out
 
 
-def test_class_findings_on_the_decode_report_match_a_recomputation(report_page):
-    result = report_page.result
-    review = result.config.review
+def _class_findings(page) -> set:
+    return {
+        (f.check, *f.key.split(":", 2)[2].split("/", 1))
+        for f in kernel_checks.check(page, 3.0)
+        if f.check.startswith("class-")
+    }
+
+
+def _recomputed(result) -> set:
+    review, busy = result.config.review, result.config.classification.busy_pct
     expected = set()
     for variant, v in result.variants.items():
         launches = _by_kernel(v.launches)
@@ -69,19 +77,27 @@ def test_class_findings_on_the_decode_report_match_a_recomputation(report_page):
             memory = sum(r["memory_pct"] for r in rows) / len(rows)
             sm = sum(r["sm_pct"] for r in rows) / len(rows)
             long = k["avg_ns"] >= review.long_duration_us * 1000
-            if k["cls"] == "memory" and memory < review.low_throughput_pct and long:
+            if k["cls"] == "memory" and memory < busy and long:
                 expected.add(("class-memory-idle", variant, k["name"]))
-            if k["cls"] == "balanced" and max(memory, sm) < review.low_throughput_pct and long:
+            if k["cls"] == "balanced" and max(memory, sm) < busy and long:
                 expected.add(("class-balanced-idle", variant, k["name"]))
             if k["cls"] == "compute" and k["category"] in ("copy", "memory"):
                 expected.add(("class-copy-compute", variant, k["name"]))
-    found = {
-        (f.check, *f.key.split(":", 2)[2].split("/", 1))
-        for f in kernel_checks.check(report_page, 3.0)
-        if f.check.startswith("class-")
-    }
-    assert found == expected
-    assert {(c, v) for c, v, _ in found} == {("class-balanced-idle", "fused"), ("class-balanced-idle", "written")}
+    return expected
+
+
+def test_class_findings_on_the_decode_report_match_a_recomputation(report_page):
+    assert _class_findings(report_page) == _recomputed(report_page.result) == set()  # its classes hold
+    # Derived: the same classes judged with a stricter "busy" threshold (50 % instead of the
+    # report's 30 %): the memory-bound GEMMs whose memory throughput averages 34-46 % now
+    # contradict their class, in both variants.
+    config = report_page.result.config
+    strict = replace(config, classification=replace(config.classification, busy_pct=50.0))
+    page = dataclasses.replace(report_page, result=dataclasses.replace(report_page.result, config=strict))
+    found = _class_findings(page)
+    assert found == _recomputed(page.result)
+    assert {(c, v) for c, v, _ in found} == {("class-memory-idle", "fused"), ("class-memory-idle", "written")}
+    assert len(found) == 4
 
 
 def test_ncu_against_trace_durations_match_a_recomputation(report_page):
@@ -106,16 +122,12 @@ def test_ncu_against_trace_durations_match_a_recomputation(report_page):
     assert not [f for f in kernel_checks.check(report_page, 3.0) if f.check == "ncu-trace"]
 
 
-def test_the_real_pages_have_exactly_these_findings(rv):
-    findings = rv.findings()
-    assert sorted((f.check, f.page, f.anchor or "") for f in findings) == [
-        ("class-balanced-idle", PAGE, ""),  # the written-out variant: no row of its own on the page
-        ("class-balanced-idle", PAGE, "kernel_profile.longest/longest/53e9e8835b28"),
-    ]
-    en, zh = (rv.runner.translator(c) for c in project.settings().codes)
-    fused = next(f for f in findings if f.anchor)
-    assert "Argmax" in fused.text.render(en) and "(0.2%)" in fused.text.render(en) and "(4.4%)" in fused.text.render(en)
-    assert "均衡" in fused.text.render(zh) and "（0.2%）" in fused.text.render(zh)
+def test_the_real_pages_have_no_findings_and_their_checks_ran(rv):
+    assert rv.findings() == []
+    checked = {key: rv.page_data(src) for key, src in rv.pages.items()}
+    report = checked[PAGE]
+    assert len(list(report.tables())) >= 10 and len(report.source.claims) >= 5
+    assert sum(1 for _, f in report.default for g in f.figures if len(g.data) > 1) >= 10
 
 
 def _page_with(fragment: Fragment) -> checks.PageData:

@@ -3,14 +3,14 @@
 They read the report's result (``generators.kinds.kernel_profile.model.KernelProfile``):
 per variant, every kernel with profiled launches, its class (the most frequent class of its
 launches) against the means of those launches' metrics, with the report's own thresholds
-(``review:`` in its ``report.yml``: ``low_throughput_pct``, ``long_duration_us``,
-``zero_flop_per_byte``); a kernel's mean duration is the trace's.
+(``report.yml``: ``classification.busy_pct``, ``review.long_duration_us`` and
+``review.zero_flop_per_byte``); a kernel's mean duration is the trace's.
 
-* ``class-memory-idle`` - memory-bound, yet its memory throughput is below
-  ``low_throughput_pct`` over launches at least ``long_duration_us`` long;
+* ``class-memory-idle`` - memory-bound, yet its memory throughput is below ``busy_pct``
+  over launches at least ``long_duration_us`` long;
 * ``class-balanced-idle`` - balanced, yet both SM and memory throughput are below
-  ``low_throughput_pct`` over launches at least ``long_duration_us`` long (the "long
-  elementwise add called balanced" of the review that started this);
+  ``busy_pct`` over launches at least ``long_duration_us`` long (the "long elementwise add
+  called balanced" of the review that started this);
 * ``class-compute-no-flops`` - compute-bound with no FLOPs, or an intensity below
   ``zero_flop_per_byte``;
 * ``class-copy-compute`` - a copy or memory-operation kernel that is compute-bound;
@@ -53,7 +53,7 @@ def check(page: PageData, factor: float) -> list[Finding]:
             anchor = page.row_anchor(key_of(row.name)) if name == result.config.primary else None
             labels = row.label if isinstance(row.label, dict) else {}
             where = dict(variant=label, kernel=Shown(tuple(labels.items()), row.short_name))
-            out += _class(page, result.config.review, name, row, m, anchor, where)
+            out += _class(page, result.config, name, row, m, anchor, where)
             ratio = max(m.ncu_median_ns / row.median_ns, row.median_ns / m.ncu_median_ns) if row.median_ns else None
             if ratio is not None and pd.notna(ratio) and ratio > factor:
                 out.append(
@@ -76,8 +76,9 @@ def check(page: PageData, factor: float) -> list[Finding]:
     return out
 
 
-def _class(page: PageData, checks, variant: str, row, m, anchor: str | None, where: dict) -> list[Finding]:
-    low, long_ns = checks.low_throughput_pct, checks.long_duration_us * 1e3
+def _class(page: PageData, config, variant: str, row, m, anchor: str | None, where: dict) -> list[Finding]:
+    checks = config.review
+    low, long_ns = config.classification.busy_pct, checks.long_duration_us * 1e3
     long = row.avg_ns >= long_ns
     cls = Label(CLASSES[row.cls])
     common = dict(cls=cls, limit=Num(low, "pct"), duration=Num(row.avg_ns, "us"), **where)
