@@ -6,6 +6,8 @@ the page language and that language's catalog). Changing a ``.po`` file re-rende
 fragments without recomputing results; changing a file under the data folder recomputes
 only the models whose inputs include it. A report model's ``version`` option is filled with
 the report's latest version when the page names none, so the cache key always names one.
+A model with a ``per_file`` map gets its files' partials, each cached on the file's bytes and
+the map's code (namespace ``partials``), computed only when the model's result is.
 """
 
 from __future__ import annotations
@@ -25,9 +27,13 @@ from generators.settings import Settings
 from generators.spec import Model, Unit
 
 
-def _render_function(unit: Unit):
-    module, _, name = unit.render.partition(":")
+def _function(spec: str):
+    module, _, name = spec.partition(":")
     return getattr(import_module(module), name)
+
+
+def _render_function(unit: Unit):
+    return _function(unit.render)
 
 
 @dataclass
@@ -75,11 +81,28 @@ class Runner:
                 toolchain=toolchain(),
             )
             value = self.cache.get_or_compute(
-                "results", slot_name(model.name, options), key, lambda: model.compute(self.catalog, options)
+                "results", slot_name(model.name, options), key, lambda: self._compute(model, options)
             )
             self._results[memo] = (key, value)
             self.cache.index.save()
         return self._results[memo]
+
+    def _compute(self, model: Model, options: dict[str, str]) -> Any:
+        if model.per_file is None:
+            return model.compute(self.catalog, options)
+        return model.compute(self.catalog, options, self._partials(model, options))
+
+    def _partials(self, model: Model, options: dict[str, str]) -> dict:
+        """``{path: partial}`` of the model's per-file map, each from the cache when its file is unchanged."""
+        spec = model.per_file
+        function, code = _function(spec.map), code_digest([spec.map.partition(":")[0]])
+        out = {}
+        for path in spec.files(self.catalog, options):
+            [(rel, digest)] = files_digest([path], self.catalog.root)
+            key = make_key(kind="partial", map=spec.map, file=digest, code=code, toolchain=toolchain())
+            slot = slot_name(f"{model.name}.file", {"file": rel})
+            out[path] = self.cache.get_or_compute("partials", slot, key, lambda p=path: function(p))
+        return out
 
     def fragment(self, unit: Unit, options: dict[str, str], language: str) -> Fragment:
         model_options = {k: v for k, v in options.items() if k in unit.model.options}
