@@ -23,6 +23,7 @@ COMMANDS = {
     "check-parity": "generators.commands.check_parity",
     "check-literals": "generators.commands.check_literals",
     "roofline": "generators.commands.roofline",
+    "sweep": "generators.commands.sweep",
 }
 
 
