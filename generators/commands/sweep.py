@@ -47,7 +47,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("folder", type=Path, metavar="REPORT_DIR_OR_VERSION_DIR", help="data/reports/<id>[/v<N>]")
+    parser.add_argument(
+        "folder", type=Path, metavar="REPORT_DIR_OR_VERSION_DIR", help="a report folder or one of its version folders"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     parser.add_argument(
         "--jobs", type=int, default=None, help="processes reading traces (default: the machine's cores)"
@@ -101,12 +103,14 @@ def _strict(cells, paths: dict) -> None:
             raise UserError(path, d["error"])
         if c["trace_status"] == "not_traced":
             raise UserError(None, f"results.json names no trace for {where} ({d['error'] or 'no reason given'})")
-        what = {
-            "kernels": f"{d['found']} kernels, results.json says {d['expected']} for {where}",
-            "kernel_time": f"{d['found']} ns of kernel time, results.json says {d['expected']:.0f} for {where}",
-            "range": f"no {d['range']!r} range, which a {c['pass']} pass has ({where})",
-            "range_extra": f"a {d['range']!r} range, which an inference pass does not have ({where})",
-        }[d["what"]]
+        if d["what"] == "kernels":
+            what = f"{d['found']} kernels, results.json says {d['expected']} for {where}"
+        elif d["what"] == "kernel_time":
+            what = f"{d['found']} ns of kernel time, results.json says {d['expected']:.0f} for {where}"
+        elif d["what"] == "range":
+            what = f"no {d['range']!r} range, which a {c['pass']} pass has ({where})"
+        else:
+            what = f"a {d['range']!r} range, which an inference pass does not have ({where})"
         raise UserError(path, f"does not match results.json: {what}")
 
 
@@ -121,20 +125,21 @@ def _s(ns):
     return None if v is None else v / 1e9
 
 
-def _kernel(names: dict, name, total_ns, phase_ns, launches):
+def _kernel(names: dict, name, total_ns, phase_ns, launches, language: str):
     if name is None or (isinstance(name, float) and math.isnan(name)):
         return None
     row = names.get(name, {})
     return {
         "name": name,
-        "label": (row.get("label") or {}).get("en") or row.get("short_name"),
+        "label": (row.get("label") or {}).get(language) or row.get("short_name"),
         "library": row.get("library") or None,
         "share": _num(total_ns) / phase_ns if phase_ns else None,
         "launches": _num(launches),
     }
 
 
-def cells_json(result) -> list[dict]:
+def cells_json(result, language: str) -> list[dict]:
+    """The cells as JSON objects; kernel labels in ``language`` (the site's default)."""
     a = result.analysis
     out, dominant, names = [], {}, a.name_rows
     for d in a.dominant.to_dict("records"):
@@ -143,7 +148,7 @@ def cells_json(result) -> list[dict]:
         phases = {
             phase: {
                 "kernel_s": _s(d["phase_ns"]),
-                "top_kernel": _kernel(names, d["name"], d["total_ns"], d["phase_ns"], d["launches"]),
+                "top_kernel": _kernel(names, d["name"], d["total_ns"], d["phase_ns"], d["launches"], language),
             }
             for phase, d in dominant.get(c["key"], {}).items()
         }
@@ -168,7 +173,7 @@ def cells_json(result) -> list[dict]:
                 "mfu_kernel": _num(c["mfu_kernel"]),
                 "kernel_s": _s(c["kernel_ns"]),
                 "gemm_fraction": _num(c["gemm_fraction"]),
-                "top_kernel": _kernel(names, c["top_kernel"], c["top_ns"], c["kernel_ns"], c["top_launches"]),
+                "top_kernel": _kernel(names, c["top_kernel"], c["top_ns"], c["kernel_ns"], c["top_launches"], language),
                 "phases": phases,
                 "softmax_s": _s(c["softmax_ns"]),
                 "matmul_s": _s(c["attn_gemm_ns"]),
@@ -231,6 +236,7 @@ def run(args) -> int:
     from generators.readers import sweep_results
     from generators.settings import Settings
 
+    settings = Settings.load(ROOT / "mkdocs.yml")
     cat, ref = locate(args.folder)
     config = _config(cat, ref)
     results = sweep_results.read(_results_path(cat, ref, config))
@@ -238,9 +244,7 @@ def run(args) -> int:
     existing = {k: p for k, p in paths.items() if p.is_file()}
     summaries = dict(zip(existing, _summaries(list(existing.values()), args.jobs)))
     # a capture folder outside the project has no naming rules of its own: this checkout's
-    rules = (
-        cat.rules_path if cat.rules_path.is_file() else Catalog(Settings.load(ROOT / "mkdocs.yml").data_dir).rules_path
-    )
+    rules = cat.rules_path if cat.rules_path.is_file() else Catalog(settings.data_dir).rules_path
     result = model.assemble(cat, ref, config, summaries, rules_path=rules)
     _strict(result.analysis.cells, paths)
     doc = {
@@ -255,7 +259,7 @@ def run(args) -> int:
             "max_process_ratio": config.stability.max_process_ratio,
             "max_spread": config.stability.max_spread,
         },
-        "cells": cells_json(result),
+        "cells": cells_json(result, settings.default_language),
     }
     print(json.dumps(doc, indent=2, ensure_ascii=False) if args.json else _table(doc))
     return 0

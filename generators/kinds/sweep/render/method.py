@@ -12,6 +12,7 @@ from generators.kinds.sweep.render.tables import fact
 from generators.pieces import Cell, fragment
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder
+from generators.render.units import scaled
 
 WORKLOAD = {
     "batch": N_("Batch size"),
@@ -56,7 +57,11 @@ def setup(result, tr: Translator, options: dict) -> object:
     hw.col("key", N_("Hardware")).col("value", N_("Value"))
     hw.row("gpu", tr.gettext(N_("GPU")), gpu.name)
     hw.row("sms", tr.gettext(N_("SMs")), _text(gpu.sm_count, tr))
-    hw.row("memory", tr.gettext(N_("Memory")), Cell(L.gib(gpu.total_memory_bytes, tr), gpu.total_memory_bytes))
+    hw.row(
+        "memory",
+        tr.gettext(N_("Memory")),
+        Cell(L.gib(gpu.total_memory_bytes, tr), scaled(gpu.total_memory_bytes, "gib")),
+    )
     hw.row("cc", tr.gettext(N_("Compute capability")), gpu.compute_capability)
     for k, label in SMI.items():
         if k in gpu.nvidia_smi:

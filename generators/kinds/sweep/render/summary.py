@@ -100,7 +100,7 @@ def overview(result, tr: Translator, options: dict) -> object:
     if missing is not None and missing.value:
         items.append(
             tr.gettext(
-                N_("{count} cells that ran have no usable trace: their kernel numbers are left out."),
+                N_("Cells that ran without a usable trace: {count}; their kernel numbers are left out."),
                 count=f("cells.no_trace"),
             )
         )
