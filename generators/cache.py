@@ -22,7 +22,6 @@ and read only by this project, on this machine.
 from __future__ import annotations
 
 import ast
-import functools
 import hashlib
 import json
 import os
@@ -60,20 +59,11 @@ def _module_file(name: str) -> Path | None:
 
 
 def _imported_names(path: Path, module: str) -> set[str]:
-    """Names of the modules that ``path`` imports, with relative imports resolved.
-
-    Parsing is the cost of a code digest (every fragment of every page asks for one), so the
-    result is kept per file and its content: an edited file (``mkdocs serve``) is parsed again."""
-    return set(_parsed_imports(str(path), module, path.read_bytes()))
-
-
-@functools.lru_cache(maxsize=4096)
-def _parsed_imports(path: str, module: str, data: bytes) -> frozenset[str]:
-    """The same path with other bytes (an edited file) is another key: parsed again."""
-    is_package = path.endswith("__init__.py")
+    """Names of the modules that ``path`` imports, with relative imports resolved."""
+    is_package = path.name == "__init__.py"
     package = module if is_package else module.rpartition(".")[0]
     names: set[str] = set()
-    for node in ast.walk(ast.parse(data, filename=path)):
+    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -86,7 +76,7 @@ def _parsed_imports(path: str, module: str, data: bytes) -> frozenset[str]:
             names.add(target)
             # ``from generators.x import y`` may import the submodule generators.x.y
             names.update(f"{target}.{alias.name}" for alias in node.names)
-    return frozenset(names)
+    return names
 
 
 def module_closure(modules: Iterable[str], index: StatIndex | None = None) -> list[Path]:

@@ -91,7 +91,7 @@ def setup(result, tr: Translator, options: dict) -> object:
     wl.col("key", N_("Workload")).col("value", N_("Value"))
     for k, label in WORKLOAD.items():
         if k in meta.workload:
-            wl.row(k, tr.gettext(label), _text(meta.workload[k], tr))
+            wl.row(k, tr.gettext(label), _workload(k, meta.workload[k], tr))
     wl.row("warmup", tr.gettext(N_("Warm-up")), _warmup(result, tr))
     step = tr.gettext(
         N_(
@@ -109,6 +109,17 @@ def setup(result, tr: Translator, options: dict) -> object:
         folder=L.code(result.paths["version_folder"]),
     )
     return fragment(hw.build(), sw.build(), sizes.build(), wl.build(), step + "\n\n" + when + "\n")
+
+
+def _workload(key: str, value, tr: Translator) -> Cell:
+    """Passes by their translated names; the capture's own descriptions (precision, optimizer,
+    attention) verbatim, as code: they are data as recorded, like a command line."""
+    if key == "passes" and isinstance(value, list) and all(v in L.PASSES for v in value):
+        shown = ", ".join(L.pass_label(v, tr) for v in value)
+        return Cell(shown, shown)
+    if isinstance(value, str):
+        return L.code_cell(value)
+    return _text(value, tr)
 
 
 def _warmup(result, tr: Translator) -> str:
