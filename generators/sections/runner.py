@@ -95,10 +95,10 @@ class Runner:
     def _partials(self, model: Model, options: dict[str, str]) -> dict:
         """``{path: partial}`` of the model's per-file map, each from the cache when its file is unchanged."""
         spec = model.per_file
-        function, code = _function(spec.map), code_digest([spec.map.partition(":")[0]])
+        function, code = _function(spec.map), code_digest([spec.map.partition(":")[0]], self.cache.index)
         out = {}
         for path in spec.files(self.catalog, options):
-            [(rel, digest)] = files_digest([path], self.catalog.root)
+            [(rel, digest)] = files_digest([path], self.catalog.root, self.cache.index)
             key = make_key(kind="partial", map=spec.map, file=digest, code=code, toolchain=toolchain())
             slot = slot_name(f"{model.name}.file", {"file": rel})
             out[path] = self.cache.get_or_compute("partials", slot, key, lambda p=path: function(p))
