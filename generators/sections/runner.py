@@ -43,6 +43,7 @@ class Runner:
     cache: ResultCache
     _translators: dict[str, Translator] = field(default_factory=dict)
     _results: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    _codes: dict[frozenset[str], str] = field(default_factory=dict)
 
     @classmethod
     def for_settings(cls, settings: Settings) -> Runner:
@@ -77,7 +78,7 @@ class Runner:
                 options=options,
                 languages=self.settings.codes,
                 inputs=files_digest(inputs, self.catalog.root, self.cache.index),
-                code=code_digest({model.compute.__module__, model.inputs.__module__}, self.cache.index),
+                code=self._code({model.compute.__module__, model.inputs.__module__}),
                 toolchain=toolchain(),
             )
             value = self.cache.get_or_compute(
@@ -87,6 +88,14 @@ class Runner:
             self.cache.index.save()
         return self._results[memo]
 
+    def _code(self, modules: set[str]) -> str:
+        """The code digest of ``modules``, once per build: a page asks for it for every unit,
+        and the sources do not change while one build runs (``mkdocs serve`` makes a new runner)."""
+        key = frozenset(modules)
+        if key not in self._codes:
+            self._codes[key] = code_digest(key, self.cache.index)
+        return self._codes[key]
+
     def _compute(self, model: Model, options: dict[str, str]) -> Any:
         if model.per_file is None:
             return model.compute(self.catalog, options)
@@ -95,7 +104,7 @@ class Runner:
     def _partials(self, model: Model, options: dict[str, str]) -> dict:
         """``{path: partial}`` of the model's per-file map, each from the cache when its file is unchanged."""
         spec = model.per_file
-        function, code = _function(spec.map), code_digest([spec.map.partition(":")[0]], self.cache.index)
+        function, code = _function(spec.map), self._code({spec.map.partition(":")[0]})
         out = {}
         for path in spec.files(self.catalog, options):
             [(rel, digest)] = files_digest([path], self.catalog.root, self.cache.index)
@@ -119,7 +128,7 @@ class Runner:
             options=render_options,
             language=language,
             catalog=catalog,
-            code=code_digest([module], self.cache.index),
+            code=self._code({module}),
         )
         self.cache.index.save()
         slot = slot_name(f"{unit.name}.{language}", self.resolve(unit.model, model_options) | render_options)
