@@ -261,3 +261,16 @@ def test_detector_finds_the_peaks_of_the_same_gpu():
     fields = detect(DetectContext(raw.DATA, cat, None, None))
     assert fields == {"measured_peaks": "peaks-h100-80gb-hbm3/v1", "peak_dtype": "bf16", "results": "results.json"}
     assert Path(raw.PEAKS).is_file()
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_new_report_template_has_every_unit_and_known_facts(sweep, lang):
+    """What `new-report --kind sweep` writes: every unit of the kind in place, and the facts its
+    starter prose names exist (the template is not built by the other tests)."""
+    from generators.kinds import sweep as kind
+
+    text = (Path(kind.__file__).parent / "templates" / f"{lang}.md").read_text(encoding="utf-8")
+    text = re.sub(r"\{#.*?#\}", "", text, flags=re.S)  # the comment names a placeholder fact
+    assert set(re.findall(r'unit\("([^"]+)"\)', text)) == {u.name for u in kind.UNITS}
+    named = re.findall(r'value\("sweep", "([^"]+)"\)', text)
+    assert named and all(n in sweep.facts for n in named)
