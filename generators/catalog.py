@@ -167,3 +167,21 @@ class Catalog:
 
     def display_version(self, ref: ReportRef) -> str:
         return self.display(self.version_dir(ref)) + "/"
+
+
+def locate(path: Path, languages: tuple[str, ...] = ()) -> tuple[Catalog, ReportRef]:
+    """A report folder (``<data>/reports/<id>``, its latest version) or a version folder
+    (``<data>/reports/<id>/v<N>``) given on a command line: its catalog and the version."""
+    folder = Path(path)
+    if not folder.is_dir():
+        raise UserError(path, "not a folder")
+    folder = folder.resolve()
+    version = folder.name if version_number(folder.name) else None
+    report = folder.parent if version else folder
+    if report.parent.name != REPORTS or not REPORT_ID.match(report.name):
+        raise UserError(path, f"not a report folder ({REPORTS}/<id>) or a version folder ({REPORTS}/<id>/v<N>)")
+    cat = Catalog(report.parent.parent, languages)
+    try:
+        return cat, cat.ref(report.name, version)
+    except UserError as exc:
+        raise UserError(path, exc.message) from None

@@ -25,6 +25,7 @@ COMMANDS = {
     "roofline": "generators.commands.roofline",
     "review": "generators.commands.review",
     "review-check": "generators.commands.review_check",
+    "sweep": "generators.commands.sweep",
 }
 
 

@@ -9,6 +9,11 @@ input of every report model and part of its cache key. Its result is cached by t
 its input files and of the code it runs (``generators.cache``). A model may expose *facts*:
 named :class:`~generators.quantity.Quantity` values that prose injects with ``value``.
 
+A model may map some of its files one by one (:class:`PerFile`: forty traces of a sweep):
+each file's partial result is cached on that file's bytes, so a build after one file
+changed reads that file again, not all of them; ``compute`` then gets the partials as a
+third argument (``{path: partial}``) and reduces them.
+
 A :class:`Unit` is one generated piece of a page (a table, a figure, a list): it renders a
 model's result for one page language into a :class:`~generators.pieces.Fragment`. Its
 renderer is named by a ``"module:function"`` string and imported only when a page uses
@@ -37,6 +42,16 @@ REPORT_OPTIONS = ("report", "version")
 
 
 @dataclass(frozen=True)
+class PerFile:
+    """Files of a model mapped one at a time, each partial cached by its own bytes."""
+
+    #: (catalog, options) -> the files to map (existing ones; they are among the model's inputs)
+    files: Callable[[Catalog, Options], list[Path]]
+    #: "<module>:<function>(path) -> partial": picklable, depending only on the file's bytes
+    map: str
+
+
+@dataclass(frozen=True)
 class Model:
     name: str
     inputs: Inputs
@@ -44,6 +59,7 @@ class Model:
     facts: Callable[[Any], dict[str, Quantity]] | None = None
     options: tuple[str, ...] = ()
     version: int = 1  # bump when the result's layout changes
+    per_file: PerFile | None = None  # compute(catalog, options, partials) when set
 
     @property
     def per_report(self) -> bool:

@@ -39,7 +39,7 @@ def test_the_real_config_loads():
     [
         ("primary: fused", "primary: sdpa", r"primary: 'sdpa' is not one of the variants"),
         ("top: 10", "top: 0", r"top: must be at least 1"),
-        ("kind: kernel-profile", "kind: sweep", r"kind"),
+        ("kind: kernel-profile", "kind: pie-chart", r"kind"),
         ("schema: profsite.report/1", "schema: profsite.report/2", r"schema is"),
         ("launch_bound_us: 5", "launch_bound_us: -5", r"launch_bound_us: must be positive"),
         ("  ridge_peaks: spec", "  ridge_peaks: guessed", r"ridge_peaks"),

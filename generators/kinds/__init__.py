@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from typing import Union
 
-from generators.kinds import distributed_step, kernel_profile, roofline
+from generators.kinds import distributed_step, kernel_profile, roofline, sweep
 from generators.kinds.kind import Kind
 
-KINDS: dict[str, Kind] = {k.name: k for k in (kernel_profile.KIND, distributed_step.KIND, roofline.KIND)}
+KINDS: dict[str, Kind] = {k.name: k for k in (kernel_profile.KIND, distributed_step.KIND, roofline.KIND, sweep.KIND)}
 
 #: report.yml: one of the kinds' config structs, selected by its ``kind`` field.
 CONFIG_UNION = Union[tuple(k.config for k in KINDS.values())]  # noqa: UP007 (built at run time)

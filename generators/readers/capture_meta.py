@@ -129,3 +129,45 @@ def read_timing(path: Path) -> dict[str, Timing] | None:
 
 def workload_value(meta: Meta | None, key: str) -> Any:
     return None if meta is None else meta.workload.get(key)
+
+
+class SweepSize(msgspec.Struct, frozen=True):
+    """One model size of a sweep capture (``model`` in its meta.json, keyed by size name)."""
+
+    d_model: int
+    d_ff: int
+    n_heads: int
+    n_layers: int
+    vocab: int
+    rope_theta: float | None = None
+
+
+class SweepMeta(msgspec.Struct, frozen=True):
+    """A sweep capture's ``meta.json``: ``model`` is one entry per size, ``workload`` flat
+    (``batch``, ``seq_lens``, ``reps``, ``precision``, ``optimizer``, ``warmup``, ``timing``,
+    ``attention``, ``notes``: the capture's own findings, markdown)."""
+
+    schema: str
+    kind: str
+    date: str
+    gpu: GpuInfo
+    model: dict[str, SweepSize]
+    software: dict[str, Scalar] = {}
+    workload: dict[str, Scalar | list[Scalar]] = {}
+    commands: list[str] = []
+    files: dict[str, str] = {}
+
+
+def read_sweep_meta(path: Path) -> SweepMeta:
+    """A sweep capture's ``meta.json`` at ``path`` (the catalog's); required: the sizes need it."""
+    if not path.is_file():
+        raise UserError(path, "not found: a sweep needs its capture's meta.json (the model sizes)")
+    meta = decode(path, SweepMeta)
+    if meta.schema != META_SCHEMA:
+        raise UserError(path, f"schema is {meta.schema!r}, expected {META_SCHEMA!r}")
+    for name, size in meta.model.items():
+        if min(size.d_model, size.d_ff, size.n_heads, size.n_layers, size.vocab) < 1:
+            raise UserError(path, f"model.{name}: d_model, d_ff, n_heads, n_layers and vocab must be positive")
+        if size.d_model % size.n_heads:
+            raise UserError(path, f"model.{name}: d_model is not a multiple of n_heads")
+    return meta

@@ -1,18 +1,28 @@
-"""Reader for sweep results: ``data/reports/<report>/<version>/results.json``.
+"""Reader for sweep results: ``results.json`` of a captured sweep version.
 
-Written by ``generators.capture.sweep`` (schema ``profsite.sweep/1``): one record per
-model size x sequence length x pass (``inference`` forward, ``train`` step)::
+Written by ``generators.capture.sweep`` (schema ``profsite.sweep/2``; its docstring
+describes every field): one record per model size x sequence length x pass
+(``inference`` forward, ``train`` step), timed in two fresh processes::
 
-    {"schema": "profsite.sweep/1",
+    {"schema": "profsite.sweep/2",
      "results": [{"size": "small", "seq_len": 128, "batch": 4, "pass": "train",
-                  "status": "ok" | "oom" | "failed", "params": 128625408,
-                  "median_ms": ..., "min_ms": ..., "max_ms": ..., "reps": 10, "warmup": 3,
-                  "samples_ms": [...], "peak_memory_bytes": ..., "trace": "traces/....json.xz",
-                  "error": "first line of the OOM message"}, ...]}
+                  "status": "ok" | "oom" | "failed", "params": 128625408, "tokens": 512,
+                  "median_ms": ..., "q1_ms": ..., "q3_ms": ..., "min_ms": ..., "max_ms": ...,
+                  "event_median_ms": ..., "event_q1_ms": ..., ..., "enqueue_median_ms": ...,
+                  "reps": 15, "warmup": 6, "warmup_steady": true,
+                  "processes": [{"process": 1, "status": "ok", "median_ms": ..., ...},
+                                {"process": 2, ...}],
+                  "process_ratio": ..., "peak_memory_bytes": ..., "peak_reserved_bytes": ...,
+                  "trace": "traces/small_128_train.json.xz", "trace_kernel_ms": ...,
+                  "trace_kernels": ..., "trace_gpu_span_ms": ...,
+                  "error": "...", "oom_requested_bytes": ..., "oom_phase": "timing", ...}, ...]}
 
-``read(path)`` returns a DataFrame with ``RESULTS_SCHEMA``'s columns, one row per record,
-times in milliseconds as the capture wrote them (``*_ms``) and memory in bytes. A record
-with ``status`` ``ok`` must have its timings; an ``oom`` record has none (NaN).
+``read(path)`` returns a DataFrame with :data:`RESULTS_SCHEMA`'s columns, one row per
+record in file order. Times are converted once, here, to nanoseconds (``*_ns``, float:
+the capture wrote milliseconds with sub-nanosecond decimals); memory is in bytes. A
+record with status ``ok`` must carry its headline timing; an ``oom`` record has none
+(NaN) and says what it asked for when PyTorch's message did. The first sweep's schema
+(``profsite.sweep/1``, one process, no CUDA-event times) is refused: re-capture it.
 """
 
 from __future__ import annotations
@@ -24,8 +34,10 @@ import msgspec
 from generators.errors import UserError
 from generators.readers.typed_file import decode
 
-SCHEMA = "profsite.sweep/1"
+SCHEMA = "profsite.sweep/2"
 FILE_NAME = "results.json"
+PASSES = ("inference", "train")
+STATUSES = ("ok", "oom", "failed")
 
 RESULTS_SCHEMA = {
     "size": "model size name (small, medium, large, xl, 2.7B)",
@@ -34,28 +46,85 @@ RESULTS_SCHEMA = {
     "pass": "inference (forward, no grad) or train (forward + backward + AdamW step)",
     "status": "ok, oom (ran out of GPU memory) or failed",
     "params": "model parameters (count)",
-    "median_ms": "median wall-clock time of one pass, ms",
-    "min_ms": "fastest pass, ms",
-    "max_ms": "slowest pass, ms",
-    "reps": "timed repetitions",
-    "peak_memory_bytes": "peak GPU memory allocated during the timed passes, bytes",
-    "trace": "Kineto trace of one more pass, relative to the version folder",
+    "tokens": "tokens per step (batch x seq_len)",
+    "median_ns": "median wall time of one step, process 1 (synchronised), ns",
+    "q1_ns": "first quartile of the wall times, ns",
+    "q3_ns": "third quartile of the wall times, ns",
+    "min_ns": "fastest step, ns",
+    "max_ns": "slowest step, ns",
+    "event_median_ns": "median CUDA-event time of one step, process 1, ns",
+    "event_q1_ns": "first quartile of the CUDA-event times, ns",
+    "event_q3_ns": "third quartile of the CUDA-event times, ns",
+    "enqueue_median_ns": "median host time to issue one step (before synchronising), ns",
+    "reps": "timed steps per process",
+    "warmup": "warm-up steps before timing, process 1",
+    "warmup_steady": "process 1's warm-up met the steady rule",
+    "warmup_rule": "the warm-up rule of process 1 (min_warmup, max_warmup, max_warmup_s, window, tolerance, on)",
+    "p2_status": "process 2's status (None when it did not run)",
+    "p2_median_ns": "median wall time of one step, process 2, ns",
+    "p2_event_median_ns": "median CUDA-event time, process 2, ns",
+    "p2_warmup_steady": "process 2's warm-up met the steady rule",
+    "process_ratio": "process 2's wall median / process 1's",
+    "peak_memory_bytes": "peak GPU memory allocated over warm-up and timed steps, bytes",
+    "peak_reserved_bytes": "peak GPU memory reserved by the allocator, bytes",
+    "trace": "Kineto trace of one more step (process 1, after all timing), relative to the version folder",
+    "trace_kernel_ns": "summed kernel duration of the traced step, as the capture computed it, ns",
+    "trace_kernels": "kernels in the traced step, as the capture counted them",
+    "trace_gpu_span_ns": "first kernel start to last kernel end in the traced step, ns",
+    "trace_error": "why the capture could not trace the configuration",
+    "error": "first line of the error (oom, failed)",
+    "oom_phase": "build, timing or trace: when the memory ran out",
+    "oom_requested_bytes": "the allocation that failed, bytes (exact to the message's two decimals)",
+    "oom_requested_text": "the same as PyTorch wrote it (38.00 MiB)",
+    "oom_peak_allocated_bytes": "the allocator's peak before it failed, bytes",
+    "oom_total_bytes": "the device's memory capacity, bytes",
 }
+
+
+class Process(msgspec.Struct, frozen=True):
+    process: int
+    status: str
+    median_ms: float | None = None
+    event_median_ms: float | None = None
+    warmup_steady: bool | None = None
+    warmup_rule: dict[str, float | int | str | bool] | None = None
 
 
 class Record(msgspec.Struct, frozen=True):
     size: str
     seq_len: int
     status: str
+    pass_: str = msgspec.field(name="pass")
     batch: int | None = None
-    pass_: str = msgspec.field(name="pass", default="")
     params: int | None = None
+    tokens: int | None = None
     median_ms: float | None = None
+    q1_ms: float | None = None
+    q3_ms: float | None = None
     min_ms: float | None = None
     max_ms: float | None = None
+    event_median_ms: float | None = None
+    event_q1_ms: float | None = None
+    event_q3_ms: float | None = None
+    enqueue_median_ms: float | None = None
     reps: int | None = None
+    warmup: int | None = None
+    warmup_steady: bool | None = None
+    processes: list[Process] = []
+    process_ratio: float | None = None
     peak_memory_bytes: int | None = None
+    peak_reserved_bytes: int | None = None
     trace: str | None = None
+    trace_kernel_ms: float | None = None
+    trace_kernels: int | None = None
+    trace_gpu_span_ms: float | None = None
+    trace_error: str | None = None
+    error: str | None = None
+    oom_phase: str | None = None
+    oom_requested_bytes: int | None = None
+    oom_requested_text: str | None = None
+    oom_peak_allocated_bytes: int | None = None
+    oom_total_bytes: int | None = None
 
 
 class ResultsFile(msgspec.Struct, frozen=True):
@@ -63,16 +132,79 @@ class ResultsFile(msgspec.Struct, frozen=True):
     results: list[Record]
 
 
+def _ns(ms: float | None) -> float | None:
+    return None if ms is None else ms * 1e6
+
+
+def _row(r: Record) -> dict:
+    first = next((p for p in r.processes if p.process == 1), None)
+    second = next((p for p in r.processes if p.process == 2), None)
+    return {
+        "size": r.size,
+        "seq_len": r.seq_len,
+        "batch": r.batch,
+        "pass": r.pass_,
+        "status": r.status,
+        "params": r.params,
+        "tokens": r.tokens if r.tokens is not None else (r.batch * r.seq_len if r.batch else None),
+        **{f"{k}_ns": _ns(getattr(r, f"{k}_ms")) for k in ("median", "q1", "q3", "min", "max")},
+        **{f"event_{k}_ns": _ns(getattr(r, f"event_{k}_ms")) for k in ("median", "q1", "q3")},
+        "enqueue_median_ns": _ns(r.enqueue_median_ms),
+        "reps": r.reps,
+        "warmup": r.warmup,
+        "warmup_steady": r.warmup_steady,
+        "warmup_rule": first.warmup_rule if first else None,
+        "p2_status": second.status if second else None,
+        "p2_median_ns": _ns(second.median_ms) if second else None,
+        "p2_event_median_ns": _ns(second.event_median_ms) if second else None,
+        "p2_warmup_steady": second.warmup_steady if second else None,
+        "process_ratio": r.process_ratio,
+        "peak_memory_bytes": r.peak_memory_bytes,
+        "peak_reserved_bytes": r.peak_reserved_bytes,
+        "trace": r.trace,
+        "trace_kernel_ns": _ns(r.trace_kernel_ms),
+        "trace_kernels": r.trace_kernels,
+        "trace_gpu_span_ns": _ns(r.trace_gpu_span_ms),
+        "trace_error": r.trace_error,
+        "error": r.error,
+        "oom_phase": r.oom_phase,
+        "oom_requested_bytes": r.oom_requested_bytes,
+        "oom_requested_text": r.oom_requested_text,
+        "oom_peak_allocated_bytes": r.oom_peak_allocated_bytes,
+        "oom_total_bytes": r.oom_total_bytes,
+    }
+
+
+def _check(path: Path, i: int, r: Record, seen: set) -> None:
+    where = f"results[{i}] ({r.size}, {r.seq_len}, {r.pass_})"
+    if r.status not in STATUSES:
+        raise UserError(path, f"{where}: status is {r.status!r}; expected ok, oom or failed")
+    if r.pass_ not in PASSES:
+        raise UserError(path, f"{where}: pass is {r.pass_!r}; expected inference or train")
+    if not r.seq_len > 0:
+        raise UserError(path, f"{where}: seq_len must be positive")
+    key = (r.size, r.seq_len, r.pass_)
+    if key in seen:
+        raise UserError(path, f"{where}: a second record of the same configuration")
+    seen.add(key)
+    if r.status == "ok":
+        missing = [k for k in ("median_ms", "event_median_ms", "reps", "batch") if getattr(r, k) is None]
+        if missing:
+            raise UserError(path, f"{where}: status ok but no {', '.join(missing)}")
+        if not (r.median_ms > 0 and r.event_median_ms > 0):
+            raise UserError(path, f"{where}: median_ms and event_median_ms must be positive")
+
+
 def read(path: Path):
     import pandas as pd
 
     doc = decode(path, ResultsFile)
     if doc.schema != SCHEMA:
-        raise UserError(path, f"schema is {doc.schema!r}, expected {SCHEMA!r}")
+        hint = " (the first sweep's format, timed in one process: re-capture with `make capture`)"
+        raise UserError(
+            path, f"schema is {doc.schema!r}, expected {SCHEMA!r}" + (hint if "sweep/1" in doc.schema else "")
+        )
+    seen: set = set()
     for i, r in enumerate(doc.results):
-        if r.status not in ("ok", "oom", "failed"):
-            raise UserError(path, f"results[{i}].status is {r.status!r}; expected ok, oom or failed")
-        if r.status == "ok" and (r.median_ms is None or r.trace is None):
-            raise UserError(path, f"results[{i}]: status ok but no median_ms/trace")
-    rows = [{**{k: getattr(r, k) for k in RESULTS_SCHEMA if k != "pass"}, "pass": r.pass_} for r in doc.results]
-    return pd.DataFrame(rows, columns=list(RESULTS_SCHEMA))
+        _check(path, i, r, seen)
+    return pd.DataFrame([_row(r) for r in doc.results], columns=list(RESULTS_SCHEMA))

@@ -32,6 +32,7 @@ class DisplayUnit:
 UNITS: dict[str, DisplayUnit] = {
     "count": DisplayUnit("count", 1, 0, None),
     "count1": DisplayUnit("count", 1, 1, None),
+    "count2": DisplayUnit("count", 1, 2, None),
     "percent": DisplayUnit("fraction", 100, 1, N_("{value} %"), N_("%")),
     "pct": DisplayUnit("pct", 1, 1, N_("{value} %"), N_("%")),
     "ns": DisplayUnit("ns", 1, 0, N_("{value} ns"), N_("ns")),

@@ -6,6 +6,8 @@ the page language and that language's catalog). Changing a ``.po`` file re-rende
 fragments without recomputing results; changing a file under the data folder recomputes
 only the models whose inputs include it. A report model's ``version`` option is filled with
 the report's latest version when the page names none, so the cache key always names one.
+A model with a ``per_file`` map gets its files' partials, each cached on the file's bytes and
+the map's code (namespace ``partials``), computed only when the model's result is.
 """
 
 from __future__ import annotations
@@ -25,9 +27,13 @@ from generators.settings import Settings
 from generators.spec import Model, Unit
 
 
-def _render_function(unit: Unit):
-    module, _, name = unit.render.partition(":")
+def _function(spec: str):
+    module, _, name = spec.partition(":")
     return getattr(import_module(module), name)
+
+
+def _render_function(unit: Unit):
+    return _function(unit.render)
 
 
 @dataclass
@@ -37,6 +43,7 @@ class Runner:
     cache: ResultCache
     _translators: dict[str, Translator] = field(default_factory=dict)
     _results: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    _codes: dict[frozenset[str], str] = field(default_factory=dict)
 
     @classmethod
     def for_settings(cls, settings: Settings) -> Runner:
@@ -71,15 +78,40 @@ class Runner:
                 options=options,
                 languages=self.settings.codes,
                 inputs=files_digest(inputs, self.catalog.root, self.cache.index),
-                code=code_digest({model.compute.__module__, model.inputs.__module__}, self.cache.index),
+                code=self._code({model.compute.__module__, model.inputs.__module__}),
                 toolchain=toolchain(),
             )
             value = self.cache.get_or_compute(
-                "results", slot_name(model.name, options), key, lambda: model.compute(self.catalog, options)
+                "results", slot_name(model.name, options), key, lambda: self._compute(model, options)
             )
             self._results[memo] = (key, value)
             self.cache.index.save()
         return self._results[memo]
+
+    def _code(self, modules: set[str]) -> str:
+        """The code digest of ``modules``, once per build: a page asks for it for every unit,
+        and the sources do not change while one build runs (``mkdocs serve`` makes a new runner)."""
+        key = frozenset(modules)
+        if key not in self._codes:
+            self._codes[key] = code_digest(key, self.cache.index)
+        return self._codes[key]
+
+    def _compute(self, model: Model, options: dict[str, str]) -> Any:
+        if model.per_file is None:
+            return model.compute(self.catalog, options)
+        return model.compute(self.catalog, options, self._partials(model, options))
+
+    def _partials(self, model: Model, options: dict[str, str]) -> dict:
+        """``{path: partial}`` of the model's per-file map, each from the cache when its file is unchanged."""
+        spec = model.per_file
+        function, code = _function(spec.map), self._code({spec.map.partition(":")[0]})
+        out = {}
+        for path in spec.files(self.catalog, options):
+            [(rel, digest)] = files_digest([path], self.catalog.root, self.cache.index)
+            key = make_key(kind="partial", map=spec.map, file=digest, code=code, toolchain=toolchain())
+            slot = slot_name(f"{model.name}.file", {"file": rel})
+            out[path] = self.cache.get_or_compute("partials", slot, key, lambda p=path: function(p))
+        return out
 
     def fragment(self, unit: Unit, options: dict[str, str], language: str) -> Fragment:
         model_options = {k: v for k, v in options.items() if k in unit.model.options}
@@ -96,7 +128,7 @@ class Runner:
             options=render_options,
             language=language,
             catalog=catalog,
-            code=code_digest([module], self.cache.index),
+            code=self._code({module}),
         )
         self.cache.index.save()
         slot = slot_name(f"{unit.name}.{language}", self.resolve(unit.model, model_options) | render_options)

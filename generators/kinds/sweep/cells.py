@@ -1,0 +1,218 @@
+"""The sweep's cells: one row per model size x sequence length x pass, timing judged.
+
+``cells(results, sizes, summaries, names, config, peak, gpu_memory) -> DataFrame`` (columns
+:data:`COLUMNS`). Pure: the reader's results table, the model sizes, the per-trace summaries
+(``traces.summarise``) and the kernel name table in; no I/O.
+
+**Timing class** of a cell that ran (``timing``), by ``report.yml``'s ``stability``:
+
+* ``host-bound``: the traced step's kernels add up to less than ``min_busy_share`` of the
+  step's median time (``busy_share = trace_kernel_ns / median_ns``). The GPU waits for
+  the host between kernels; the step time measures how fast Python, autocast and the
+  dispatcher issue launches, which varies between processes and with the machine's load.
+* ``unstable``: the GPU is busy, but the two processes' medians differ by more than
+  ``max_process_ratio`` or the timed steps' quartiles lie more than ``max_spread`` of the
+  median apart (``unstable_by``: ``processes``, ``spread``).
+* ``stable``: neither: a GPU measurement that repeats.
+* ``oom`` and ``failed``: the configuration did not run (status).
+
+**Trace check** (``trace_status``): ``ok``, ``missing`` (no file), ``unreadable`` (the
+reader's message in ``trace_detail``), ``not_traced`` (results.json names no trace: the
+capture's ``trace_error``), ``mismatch`` (the file is not the traced step that
+results.json describes: another kernel count or kernel time, or a range of the pass
+missing) or ``none`` (a cell that did not run). Only ``ok`` cells get trace columns; the
+others keep NaN there and their reason.
+
+Derived numbers (base units): ``flops`` (``flops.step_flops``), ``tokens_per_s`` and ``mfu``
+from the CUDA-event median, ``mfu_kernel`` from the traced step's kernel time,
+``memory_share`` = peak memory ÷ GPU memory, ``oom_asked_bytes`` = what an out-of-memory cell
+had allocated plus the allocation that failed; from the trace, per pass (inference: the
+``forward`` range; training: ``forward`` + ``backward`` + ``optimizer``): ``kernel_ns``,
+the phases, ``gemm_ns`` and ``gemm_fraction``, the pass's ``top_kernel`` (most summed time over all its
+phases) with ``top_ns``, ``top_launches`` and ``top_share``; from the forward's attention ranges:
+``scores_ns``, ``softmax_ns``, ``matmul_ns`` (range totals), ``qk_ns`` and ``pv_ns`` (GEMM
+kernels inside ``scores`` and ``matmul``), ``softmax_ratio = softmax_ns / (qk_ns + pv_ns)``,
+``softmax_cast_share`` (copy/cast kernels'
+share of the softmax range), ``backward_ratio`` (backward ÷ forward kernel time),
+``flop_ratio`` (``flops.softmax_flop_ratio``) and ``per_flop = softmax_ratio / flop_ratio``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from generators.kinds.sweep import flops as F
+from generators.kinds.sweep.traces import ATTENTION_RANGES, PASS_RANGES, TraceFailure, TraceSummary
+
+PHASES = {"inference": ("forward",), "train": PASS_RANGES}
+#: relative tolerance between the trace's summed kernel time and results.json's (ms with decimals)
+KERNEL_TIME_RTOL = 1e-6
+
+
+def key(size: str, seq: int, pass_: str) -> str:
+    return f"{size}.{seq}.{pass_}"
+
+
+def timing_class(row, stability) -> tuple[str, list[str]]:
+    if row["status"] != "ok":
+        return row["status"], []
+    busy = row["busy_share"]
+    if busy is not None and not math.isnan(busy) and busy < stability.min_busy_share:
+        return "host-bound", []
+    why = []
+    ratio = row["process_ratio"]
+    if ratio is not None and not math.isnan(ratio) and max(ratio, 1 / ratio) > stability.max_process_ratio:
+        why.append("processes")
+    if row["spread"] > stability.max_spread:
+        why.append("spread")
+    return ("unstable" if why else "stable"), why
+
+
+def check_trace(row, summary) -> tuple[str, dict]:
+    """(trace_status, detail) of an ``ok`` cell's trace against its results.json record."""
+    if summary is None:
+        return "missing", {"file": row["trace"]}
+    if isinstance(summary, TraceFailure):
+        return "unreadable", {"file": row["trace"], "error": summary.error}
+    file = row["trace"]
+    expected = row["trace_kernels"]
+    if expected is not None and not pd.isna(expected) and int(expected) != summary.kernels:
+        return "mismatch", {"file": file, "what": "kernels", "found": summary.kernels, "expected": int(expected)}
+    want = row["trace_kernel_ns"]
+    if want is not None and not pd.isna(want):
+        tolerance = KERNEL_TIME_RTOL * want + summary.kernels  # µs with 3 decimals: < 1 ns per kernel
+        if abs(summary.kernel_ns - want) > tolerance:
+            return "mismatch", {"file": file, "what": "kernel_time", "found": summary.kernel_ns, "expected": want}
+    for name in PHASES[row["pass"]]:
+        if name not in summary.ranges:
+            return "mismatch", {"file": file, "what": "range", "range": name}
+    if row["pass"] == "inference" and "backward" in summary.ranges:
+        return "mismatch", {"file": file, "what": "range_extra", "range": "backward"}
+    return "ok", {}
+
+
+def range_table(summary: TraceSummary, name: str, categories: dict[str, str]) -> pd.DataFrame:
+    """name, category, total_ns, launches of the kernels launched inside range ``name``."""
+    r = summary.ranges.get(name)
+    if r is None:
+        return pd.DataFrame({"name": [], "category": [], "total_ns": [], "launches": []})
+    names = [summary.names[i] for i in r.code]
+    return pd.DataFrame(
+        {"name": names, "category": [categories[n] for n in names], "total_ns": r.total_ns, "launches": r.launches}
+    )
+
+
+def _trace_columns(row, summary: TraceSummary, categories: dict[str, str], d_head: int, config) -> dict:
+    phases = {p: range_table(summary, p, categories) for p in PHASES[row["pass"]]}
+    step = pd.concat(list(phases.values()), ignore_index=True)
+    kernel_ns = int(step["total_ns"].sum())
+    gemm_ns = int(step.loc[step["category"] == "gemm", "total_ns"].sum())
+    out = {f"{p}_ns": int(t["total_ns"].sum()) for p, t in phases.items()}
+    out.update(kernel_ns=kernel_ns, outside_ns=summary.kernel_ns - kernel_ns, gemm_ns=gemm_ns)
+    out["gemm_fraction"] = gemm_ns / kernel_ns if kernel_ns else math.nan
+    if len(step):
+        per_name = step.groupby("name", sort=False)[["total_ns", "launches"]].sum().reset_index()
+        top = per_name.sort_values(["total_ns", "name"], ascending=[False, True], kind="stable").iloc[0]
+        out.update(top_kernel=top["name"], top_ns=int(top["total_ns"]), top_launches=int(top["launches"]))
+        out["top_share"] = out["top_ns"] / kernel_ns if kernel_ns else math.nan
+    if "backward_ns" in out and out["forward_ns"]:
+        out["backward_ratio"] = out["backward_ns"] / out["forward_ns"]
+    if all(name in summary.ranges for name in ATTENTION_RANGES):
+        attn = {name: range_table(summary, name, categories) for name in ATTENTION_RANGES}
+        out.update({f"{name}_ns": int(t["total_ns"].sum()) for name, t in attn.items()})
+        qk = int(attn["scores"].loc[attn["scores"]["category"] == "gemm", "total_ns"].sum())
+        pv = int(attn["matmul"].loc[attn["matmul"]["category"] == "gemm", "total_ns"].sum())
+        out.update(qk_ns=qk, pv_ns=pv, attn_gemm_ns=qk + pv)
+        soft = attn["softmax"]
+        copies = int(soft.loc[soft["category"] == "copy", "total_ns"].sum())
+        out["softmax_cast_share"] = copies / out["softmax_ns"] if out["softmax_ns"] else math.nan
+        forward = out["forward_ns"]
+        out["attention_share"] = sum(out[f"{n}_ns"] for n in ATTENTION_RANGES) / forward if forward else math.nan
+        out["softmax_ratio"] = out["softmax_ns"] / (qk + pv) if qk + pv else math.nan
+        out["flop_ratio"] = F.softmax_flop_ratio(config.softmax_ops_per_element, d_head)
+        out["per_flop"] = out["softmax_ratio"] / out["flop_ratio"]
+    return out
+
+
+TRACE_COLUMNS = [
+    "top_kernel", "top_ns", "top_launches", "top_share", "kernel_ns", "forward_ns", "backward_ns", "optimizer_ns",
+    "backward_ratio", "outside_ns", "gemm_ns",
+    "gemm_fraction", "softmax_cast_share",
+    "scores_ns", "softmax_ns", "matmul_ns", "qk_ns", "pv_ns", "attn_gemm_ns", "attention_share",
+    "softmax_ratio", "flop_ratio", "per_flop",
+]  # fmt: skip
+COLUMNS = [
+    "key", "size", "seq_len", "pass", "status", "params", "tokens", "batch", "d_head",
+    "median_ns", "q1_ns", "q3_ns", "min_ns", "max_ns", "event_median_ns", "event_q1_ns", "event_q3_ns",
+    "enqueue_median_ns", "p2_median_ns", "process_ratio", "reps", "warmup", "warmup_steady", "p2_warmup_steady",
+    "spread", "busy_share", "enqueue_share", "event_wall", "timing", "unstable_by",
+    "flops", "tokens_per_s", "mfu", "mfu_kernel", "trace_kernel_ns", "trace_kernels", "peak_memory_bytes",
+    "memory_share",
+    "error", "oom_phase", "oom_requested_bytes", "oom_requested_text", "oom_peak_allocated_bytes", "oom_total_bytes",
+    "oom_asked_bytes", "trace", "trace_status", "trace_detail", *TRACE_COLUMNS,
+]  # fmt: skip
+
+
+def _ratio(a, b) -> float:
+    return a / b if a is not None and b and not pd.isna(a) and not pd.isna(b) else math.nan
+
+
+def cells(results, sizes: dict, summaries: dict, categories: dict[str, str], config, peak: float, gpu_memory: int):
+    rows = []
+    for rec in results.to_dict("records"):
+        size = sizes[rec["size"]]
+        d_head = size.d_model // size.n_heads
+        row = {**rec, "key": key(rec["size"], rec["seq_len"], rec["pass"]), "d_head": d_head}
+        row["params"] = rec["params"] if rec["params"] is not None and not pd.isna(rec["params"]) else None
+        row["spread"] = _ratio(_sub(rec["q3_ns"], rec["q1_ns"]), rec["median_ns"])
+        row["busy_share"] = _ratio(rec["trace_kernel_ns"], rec["median_ns"])
+        row["enqueue_share"] = _ratio(rec["enqueue_median_ns"], rec["median_ns"])
+        row["event_wall"] = _ratio(rec["event_median_ns"], rec["median_ns"])
+        row["timing"], row["unstable_by"] = timing_class(row, config.stability)
+        n = F.step_flops(rec["pass"], size.d_model, size.d_ff, size.n_layers, size.vocab, rec["batch"], rec["seq_len"])
+        row["flops"] = n
+        event_s = rec["event_median_ns"] * 1e-9 if rec["status"] == "ok" else math.nan
+        row["tokens_per_s"] = rec["tokens"] / event_s if rec["status"] == "ok" else math.nan
+        row["mfu"] = n / event_s / peak if rec["status"] == "ok" else math.nan
+        row["mfu_kernel"] = _ratio(n / peak, _mul(rec["trace_kernel_ns"], 1e-9))
+        row["memory_share"] = _ratio(rec["peak_memory_bytes"], gpu_memory)
+        asked = [rec["oom_peak_allocated_bytes"], rec["oom_requested_bytes"]]
+        row["oom_asked_bytes"] = math.nan if any(v is None or pd.isna(v) for v in asked) else float(sum(asked))
+        row.update(dict.fromkeys(TRACE_COLUMNS, math.nan))
+        row["top_kernel"] = None
+        if rec["status"] != "ok":
+            row["trace_status"], row["trace_detail"] = "none", {}
+        elif rec["trace"] is None:
+            row["trace_status"], row["trace_detail"] = "not_traced", {"error": rec["trace_error"] or ""}
+        else:
+            summary = summaries.get(row["key"])
+            row["trace_status"], row["trace_detail"] = check_trace(row, summary)
+            if row["trace_status"] == "ok":
+                row.update(_trace_columns(row, summary, categories, d_head, config))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def _sub(a, b):
+    return None if a is None or b is None or pd.isna(a) or pd.isna(b) else a - b
+
+
+def _mul(a, k):
+    return None if a is None or pd.isna(a) else a * k
+
+
+def step_kernels(summary: TraceSummary, pass_: str, categories: dict[str, str]) -> dict[str, pd.DataFrame]:
+    """Per phase of the pass: its kernels by name (``range_table``)."""
+    return {p: range_table(summary, p, categories) for p in PHASES[pass_]}
+
+
+def fit_slope(x, y) -> float:
+    """Least-squares slope of log(y) against log(x); NaN with fewer than two points."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
+    if ok.sum() < 2:
+        return math.nan
+    return float(np.polyfit(np.log(x[ok]), np.log(y[ok]), 1)[0])

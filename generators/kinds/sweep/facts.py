@@ -1,0 +1,224 @@
+"""Facts of a sweep report, for prose: ``{{ value("sweep", "<fact>") }}`` and ``claim(...)``.
+
+Per cell, ``cell.<size>.<seq>.<pass>.<fact>`` (``cell.xl.1024.train.mfu``; a fact the cell
+cannot give is absent: an OOM cell has no time, a cell without a trace no kernel facts):
+
+==========================  ================================================================
+``time``                    median wall time of a step, process 1
+``event_time``              median CUDA-event time, process 1; ``time2``: process 2's wall
+``process_ratio``           process 2's median ÷ process 1's
+``spread``                  (Q3 − Q1) ÷ median of the timed steps
+``busy``                    kernel time of the traced step ÷ ``time``
+``enqueue_share``           host time to issue the step ÷ ``time``
+``kernel_time``             summed kernel duration of the traced step (results.json)
+``tokens_per_s``            tokens ÷ ``event_time``
+``flops``, ``mfu``          analytical FLOPs; ÷ ``event_time`` ÷ the measured peak
+``mfu_kernel``              FLOPs ÷ ``kernel_time`` ÷ the measured peak
+``peak_memory``             peak memory allocated; ``memory_share`` of the GPU's memory
+``stable`` / ``host_bound``  1 when the cell's timing is that class, else 0 (also
+/ ``unstable``              ``oom``)
+``gemm_fraction``           GEMM kernel time ÷ the pass's kernel time (trace)
+``forward``, ``backward``,  kernel time per phase (trace)
+``optimizer``
+``top_share``               the dominant kernel's share of the first phase (forward)
+``softmax``, ``attn_gemm``  softmax range time; QKᵀ + PV GEMM time (trace, forward)
+``softmax_ratio``           softmax ÷ attention GEMM time; ``flop_ratio`` the FLOP ratio;
+                            ``per_flop`` their quotient; ``attention_share`` of the forward
+==========================  ================================================================
+
+Over the cells: ``cells`` (records), ``cells.<timing>`` (stable, host_bound, unstable, oom,
+failed), ``cells.no_trace`` (ran, but no usable trace), ``event_wall.max_dev`` (largest
+|event ÷ wall − 1|), ``<timing>.process_ratio.max`` (largest factor between the processes,
+≥ 1), ``host_bound.busy.max``, ``host_bound.enqueue_share.min``, ``mfu.<timing>.max`` /
+``.min``, ``mfu_kernel.max`` / ``.min``, ``gemm_fraction.<pass>.min`` / ``.max``,
+``softmax_ratio.min`` / ``.max``, ``per_flop.min`` / ``.max``, ``attention_share.min`` /
+``.max``, ``flop_ratio.min`` / ``.max``, ``kernels.min`` / ``.max`` (kernels per traced step),
+``outside.max`` (kernel time outside the pass's
+ranges). Per size and pass: ``slope.<size>.<pass>`` (kernel time against length),
+``slope_wall.<size>.<pass>``, ``slope.<size>.<pass>.<from>-<to>``; per length and pass:
+``param_slope.<seq>.<pass>`` (and ``param_slope.min`` / ``.max``); over the sizes,
+``slope.<pass>.<from>-<to>.min`` / ``.max`` (and
+``slope_wall.``). Kernels: ``dominant.<pass>.<phase>.cells`` and
+``dominant.<pass>.<phase>.category.<category>`` (cells whose dominant kernel is of that
+category), ``non_gemm.<seq>.<rank>.share`` / ``.time``, ``optimizer_share.min`` / ``.max``
+(optimizer ÷ step kernel time, training). The OOM cell: ``oom.requested``, ``oom.allocated``,
+``oom.total``. Setup: ``gpu.memory``, ``peak``, ``copy`` (measured copy bandwidth), ``ridge``
+(``peak ÷ copy``), ``softmax.ops``, ``softmax.intensity_max`` (ops ÷ 4 bytes: a BF16 score
+read and a probability written), ``batch``, ``reps``, ``sizes``, ``seqs``,
+``seq.min``, ``seq.max``, ``busy.threshold``, ``ratio.threshold``, ``spread.threshold``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from generators.quantity import Quantity
+
+TIMINGS = {"stable": "stable", "host-bound": "host_bound", "unstable": "unstable", "oom": "oom", "failed": "failed"}
+CELL_FACTS = {
+    "median_ns": ("time", "ns"),
+    "event_median_ns": ("event_time", "ns"),
+    "p2_median_ns": ("time2", "ns"),
+    "process_ratio": ("process_ratio", "count"),
+    "spread": ("spread", "fraction"),
+    "busy_share": ("busy", "fraction"),
+    "enqueue_share": ("enqueue_share", "fraction"),
+    "trace_kernel_ns": ("kernel_time", "ns"),
+    "tokens_per_s": ("tokens_per_s", "tokens_per_s"),
+    "flops": ("flops", "flop"),
+    "mfu": ("mfu", "fraction"),
+    "mfu_kernel": ("mfu_kernel", "fraction"),
+    "peak_memory_bytes": ("peak_memory", "bytes"),
+    "memory_share": ("memory_share", "fraction"),
+    "gemm_fraction": ("gemm_fraction", "fraction"),
+    "forward_ns": ("forward", "ns"),
+    "backward_ns": ("backward", "ns"),
+    "optimizer_ns": ("optimizer", "ns"),
+    "softmax_ns": ("softmax", "ns"),
+    "attn_gemm_ns": ("attn_gemm", "ns"),
+    "softmax_ratio": ("softmax_ratio", "fraction"),
+    "flop_ratio": ("flop_ratio", "fraction"),
+    "per_flop": ("per_flop", "count"),
+    "attention_share": ("attention_share", "fraction"),
+    "softmax_cast_share": ("softmax_cast_share", "fraction"),
+    "backward_ratio": ("backward_ratio", "count"),
+}
+
+
+def _finite(value) -> bool:
+    return value is not None and isinstance(value, (int, float, np.integer, np.floating)) and math.isfinite(value)
+
+
+def _cells(a) -> dict[str, Quantity]:
+    out = {}
+    first_phase = a.dominant[a.dominant["phase"] == "forward"].set_index("key")["share"]
+    for c in a.cells.to_dict("records"):
+        prefix = f"cell.{c['key']}."
+        for column, (name, dim) in CELL_FACTS.items():
+            if _finite(c[column]):
+                out[prefix + name] = Quantity(float(c[column]), dim)
+        for timing, name in TIMINGS.items():
+            out[prefix + name] = Quantity(int(c["timing"] == timing), "count")
+        if c["key"] in first_phase.index:
+            out[prefix + "top_share"] = Quantity(float(first_phase[c["key"]]), "fraction")
+    return out
+
+
+def _range(out: dict, name: str, values, dim: str) -> None:
+    values = [float(v) for v in values if _finite(v)]
+    if values:
+        out[f"{name}.min"] = Quantity(min(values), dim)
+        out[f"{name}.max"] = Quantity(max(values), dim)
+
+
+def _aggregates(a) -> dict[str, Quantity]:
+    c = a.cells
+    ran = c[c["status"] == "ok"]
+    out = {"cells": Quantity(len(c), "count")}
+    for timing, name in TIMINGS.items():
+        group = c[c["timing"] == timing]
+        out[f"cells.{name}"] = Quantity(len(group), "count")
+        ratios = [max(r, 1 / r) for r in group["process_ratio"] if _finite(r) and r > 0]
+        if ratios:
+            out[f"{name}.process_ratio.max"] = Quantity(max(ratios), "count")
+        _range(out, f"mfu.{name}", group["mfu"], "fraction")
+    out["cells.no_trace"] = Quantity(int((ran["trace_status"] != "ok").sum()), "count")
+    deviations = [abs(v - 1) for v in ran["event_wall"] if _finite(v)]
+    if deviations:
+        out["event_wall.max_dev"] = Quantity(max(deviations), "fraction")
+    host = c[c["timing"] == "host-bound"]
+    _range(out, "host_bound.busy", host["busy_share"], "fraction")
+    _range(out, "host_bound.enqueue_share", host["enqueue_share"], "fraction")
+    _range(out, "mfu_kernel", ran["mfu_kernel"], "fraction")
+    for pass_ in ("inference", "train"):
+        _range(out, f"gemm_fraction.{pass_}", ran.loc[ran["pass"] == pass_, "gemm_fraction"], "fraction")
+    for column, dim in (
+        ("softmax_ratio", "fraction"),
+        ("per_flop", "count"),
+        ("attention_share", "fraction"),
+        ("softmax_cast_share", "fraction"),
+        ("backward_ratio", "count"),
+    ):
+        _range(out, column, ran[column], dim)
+    _range(out, "flop_ratio", ran["flop_ratio"], "fraction")
+    _range(out, "outside", ran["outside_ns"], "ns")
+    _range(out, "kernels", ran["trace_kernels"], "count")
+    return out
+
+
+def _slopes(a) -> dict[str, Quantity]:
+    out = {}
+    for r in a.slopes.to_dict("records"):
+        if _finite(r["kernel"]):
+            out[f"slope.{r['size']}.{r['pass']}"] = Quantity(r["kernel"], "count")
+        if _finite(r["wall"]):
+            out[f"slope_wall.{r['size']}.{r['pass']}"] = Quantity(r["wall"], "count")
+    for r in a.local_slopes.to_dict("records"):
+        if _finite(r["kernel"]):
+            out[f"slope.{r['size']}.{r['pass']}.{r['from_seq']}-{r['to_seq']}"] = Quantity(r["kernel"], "count")
+    local = a.local_slopes
+    for (pass_, lo, hi), g in local.groupby(["pass", "from_seq", "to_seq"], sort=True):
+        _range(out, f"slope.{pass_}.{lo}-{hi}", g["kernel"], "count")
+        _range(out, f"slope_wall.{pass_}.{lo}-{hi}", g["wall"], "count")
+    for r in a.param_slopes.to_dict("records"):
+        if _finite(r["kernel"]):
+            out[f"param_slope.{r['seq_len']}.{r['pass']}"] = Quantity(r["kernel"], "count")
+    _range(out, "param_slope", a.param_slopes["kernel"], "count")
+    return out
+
+
+def _kernels(a) -> dict[str, Quantity]:
+    out = {}
+    categories = {n: r["category"] for n, r in a.name_rows.items()}
+    d = a.dominant.assign(category=a.dominant["name"].map(categories))
+    for (pass_, phase), g in d.groupby(["pass", "phase"], sort=True):
+        out[f"dominant.{pass_}.{phase}.cells"] = Quantity(len(g), "count")
+        counts = g["category"].value_counts()
+        for category in sorted(set(categories.values())):
+            out[f"dominant.{pass_}.{phase}.category.{category}"] = Quantity(int(counts.get(category, 0)), "count")
+    for r in a.non_gemm.to_dict("records"):
+        out[f"non_gemm.{r['seq_len']}.{r['rank']}.share"] = Quantity(r["share"], "fraction")
+        out[f"non_gemm.{r['seq_len']}.{r['rank']}.time"] = Quantity(r["total_ns"], "ns")
+    train = a.cells[(a.cells["pass"] == "train") & (a.cells["trace_status"] == "ok")]
+    _range(out, "optimizer_share", train["optimizer_ns"] / train["kernel_ns"], "fraction")
+    return out
+
+
+def _setup(result) -> dict[str, Quantity]:
+    a, s = result.analysis, result.config.stability
+    out = {
+        "gpu.memory": Quantity(result.gpu_memory_bytes, "bytes"),
+        "peak": Quantity(result.peak.flop_per_s, "flop_per_s"),
+        "copy": Quantity(result.peak.copy_bytes_per_s, "bytes_per_s"),
+        "ridge": Quantity(result.peak.flop_per_s / result.peak.copy_bytes_per_s, "flop_per_byte"),
+        "softmax.ops": Quantity(result.config.softmax_ops_per_element, "count"),
+        "softmax.intensity_max": Quantity(result.config.softmax_ops_per_element / 4, "flop_per_byte"),
+        "sizes": Quantity(len(a.sizes), "count"),
+        "seqs": Quantity(len(a.seqs), "count"),
+        "seq.min": Quantity(min(a.seqs), "count"),
+        "seq.max": Quantity(max(a.seqs), "count"),
+        "busy.threshold": Quantity(s.min_busy_share, "fraction"),
+        "ratio.threshold": Quantity(s.max_process_ratio, "count"),
+        "spread.threshold": Quantity(s.max_spread, "fraction"),
+    }
+    for key in ("batch", "reps"):
+        value = result.meta.workload.get(key)
+        if isinstance(value, int):
+            out[key] = Quantity(value, "count")
+    oom = a.cells[a.cells["status"] == "oom"]
+    if len(oom):
+        o = oom.iloc[0]
+        for column, name in (("oom_requested_bytes", "requested"), ("oom_peak_allocated_bytes", "allocated")):
+            if _finite(o[column]):
+                out[f"oom.{name}"] = Quantity(float(o[column]), "bytes")
+        total = o["oom_total_bytes"] if _finite(o["oom_total_bytes"]) else result.gpu_memory_bytes
+        out["oom.total"] = Quantity(float(total), "bytes")
+    return out
+
+
+def facts(result) -> dict[str, Quantity]:
+    a = result.analysis
+    out = {**_setup(result), **_cells(a), **_aggregates(a), **_slopes(a), **_kernels(a)}
+    return {k: q for k, q in out.items() if math.isfinite(q.value)}

@@ -1,0 +1,236 @@
+"""Sweep setup and methodology, generated from meta.json, results.json and report.yml.
+
+Unit renderers ``(Sweep, Translator, options) -> Fragment``. Command lines are indented code
+blocks; file names and range names ``<code>``.
+"""
+
+from __future__ import annotations
+
+from generators import vocab
+from generators.kinds.sweep.render import labels as L
+from generators.kinds.sweep.render.tables import fact
+from generators.pieces import Cell, fragment
+from generators.render.i18n import N_, Translator
+from generators.render.tables import TableBuilder
+from generators.render.units import scaled
+
+WORKLOAD = {
+    "batch": N_("Batch size"),
+    "seq_lens": N_("Sequence lengths"),
+    "passes": N_("Passes"),
+    "precision": N_("Precision"),
+    "optimizer": N_("Optimizer"),
+    "attention": N_("Attention"),
+    "reps": N_("Timed steps per process"),
+}
+SMI = {
+    "driver_version": N_("Driver"),
+    "clocks.sm": N_("SM clock"),
+    "clocks.max.sm": N_("SM clock, maximum"),
+    "clocks.mem": N_("Memory clock"),
+    "power.limit": N_("Power limit"),
+}
+SOFTWARE = {
+    "torch": N_("PyTorch"),
+    "cuda": N_("CUDA"),
+    "cudnn": N_("cuDNN"),
+    "python": N_("Python"),
+    "os": N_("Operating system"),
+}
+
+
+def _text(value, tr: Translator) -> Cell:
+    if isinstance(value, bool):
+        shown = tr.gettext(N_("yes") if value else N_("no"))
+    elif isinstance(value, int):
+        shown = tr.integer(value)
+    elif isinstance(value, list):
+        shown = ", ".join(_text(v, tr).text or L.DASH for v in value)
+    else:
+        shown = L.DASH if value is None else str(value)
+    return Cell(shown, value if isinstance(value, (int, float, str)) and not isinstance(value, bool) else shown)
+
+
+def setup(result, tr: Translator, options: dict) -> object:
+    meta, gpu = result.meta, result.meta.gpu
+    hw = TableBuilder("hardware", tr)
+    hw.col("key", N_("Hardware")).col("value", N_("Value"))
+    hw.row("gpu", tr.gettext(N_("GPU")), gpu.name)
+    hw.row("sms", tr.gettext(N_("SMs")), _text(gpu.sm_count, tr))
+    hw.row(
+        "memory",
+        tr.gettext(N_("Memory")),
+        Cell(L.gib(gpu.total_memory_bytes, tr), scaled(gpu.total_memory_bytes, "gib")),
+    )
+    hw.row("cc", tr.gettext(N_("Compute capability")), gpu.compute_capability)
+    for k, label in SMI.items():
+        if k in gpu.nvidia_smi:
+            hw.row(k, tr.gettext(label), gpu.nvidia_smi[k])
+    sw = TableBuilder("software", tr)
+    sw.col("key", N_("Software")).col("value", N_("Value"))
+    for k, label in SOFTWARE.items():
+        if k in meta.software:
+            sw.row(k, tr.gettext(label), Cell(str(meta.software[k]), str(meta.software[k])))
+    sizes = TableBuilder("sizes", tr)
+    sizes.col("size", N_("Size")).col("d_model", N_("d_model"), "count").col("layers", N_("Layers"), "count")
+    sizes.col("heads", N_("Heads"), "count").col("d_head", N_("d_head"), "count").col("d_ff", N_("d_ff"), "count")
+    sizes.col("vocab", N_("Vocabulary"), "count").col("params", N_("Parameters"), "count")
+    for r in result.analysis.sizes.to_dict("records"):
+        sizes.row(
+            r["size"],
+            r["size"],
+            r["d_model"],
+            r["n_layers"],
+            r["n_heads"],
+            r["d_head"],
+            r["d_ff"],
+            r["vocab"],
+            r["params"],
+        )
+    wl = TableBuilder("workload", tr)
+    wl.col("key", N_("Workload")).col("value", N_("Value"))
+    for k, label in WORKLOAD.items():
+        if k in meta.workload:
+            wl.row(k, tr.gettext(label), _workload(k, meta.workload[k], tr))
+    wl.row("warmup", tr.gettext(N_("Warm-up")), _warmup(result, tr))
+    step = tr.gettext(
+        N_(
+            "A training step is the {forward} range (the model under BF16 autocast and the cross-entropy loss), the "
+            "{backward} range (loss.backward()) and the {optimizer} range (AdamW's step and zero_grad); inference is "
+            "one {forward} range without gradients. The weights are FP32; autocast casts them to BF16 in every step."
+        ),
+        forward=L.code("forward"),
+        backward=L.code("backward"),
+        optimizer=L.code("optimizer"),
+    )
+    when = tr.gettext(
+        N_("Captured on {date}; the exports are in {folder}."),
+        date=tr.date(meta.date[:10]),
+        folder=L.code(result.paths["version_folder"]),
+    )
+    return fragment(hw.build(), sw.build(), sizes.build(), wl.build(), step + "\n\n" + when + "\n")
+
+
+def _workload(key: str, value, tr: Translator) -> Cell:
+    """Passes by their translated names; the capture's own descriptions (precision, optimizer,
+    attention) verbatim, as code: they are data as recorded, like a command line."""
+    if key == "passes" and isinstance(value, list) and all(v in L.PASSES for v in value):
+        shown = ", ".join(L.pass_label(v, tr) for v in value)
+        return Cell(shown, shown)
+    if isinstance(value, str):
+        return L.code_cell(value)
+    return _text(value, tr)
+
+
+def _warmup(result, tr: Translator) -> str:
+    rule = result.warmup_rule
+    if not rule:
+        return L.DASH
+    return tr.gettext(
+        N_(
+            "at least {low} and at most {high} steps (or {seconds} s), until the last {window} lie within "
+            "{tolerance} of their median"
+        ),
+        low=_text(rule.get("min_warmup"), tr).text,
+        high=_text(rule.get("max_warmup"), tr).text,
+        seconds=tr.number(float(rule.get("max_warmup_s") or 0), 1),
+        window=_text(rule.get("window"), tr).text,
+        tolerance=tr.percent(float(rule.get("tolerance") or 0)),
+    )
+
+
+def _code_block(lines: list[str]) -> str:
+    return "\n".join("    " + line for line in lines) + "\n"
+
+
+METHOD = [
+    N_(
+        "Timing (the capture's method): every step is warmed up until steady (the warm-up rule in the setup), then "
+        "{reps} steps are timed one by one. Each timed step: synchronise, record a CUDA event, read the host clock, "
+        "issue the step, read the host clock again (the host's issue time), record a second event, wait for it and "
+        "read the host clock (wall time). The table shows the median and quartiles of the wall times and the median "
+        "of the event times."
+    ),
+    N_(
+        "Each size runs in two fresh processes: the first times every configuration, then traces one more step of "
+        "each (a profiler session slows every later launch, so nothing is timed after one); the second times them "
+        "again and traces nothing. Both medians are shown."
+    ),
+    N_(
+        "Timing class: GPU busy = the traced step's summed kernel duration ÷ the median wall time. Below {busy}: "
+        "host-bound (the time is the host's issue speed, not the GPU's). Otherwise unstable when the two processes' "
+        "medians differ by more than a factor {ratio} or (Q3 − Q1) ÷ median exceeds {spread}; stable when neither. "
+        "Only stable cells are used for conclusions about time."
+    ),
+    N_(
+        "Kernels of a range: every kernel whose launching API call started inside a range of that name, on any "
+        "thread (autograd launches the backward kernels from its own thread). Traces are Kineto JSON, read with "
+        "the project's readers; each trace is checked against its results.json record (kernel count and summed "
+        "kernel time) and must have its pass's ranges, or its cell shows \u201cno trace\u201d with the reason."
+    ),
+    N_(
+        "Model FLOPs (matmuls only, 2 per multiply-add, full S × S attention as the written-out attention computes "
+        "it): forward = B·S·L·(8·d² + 6·d·d_ff) + 4·B·S²·L·d + 2·B·S·d·V, with batch B, length S, layers L, "
+        "d = d_model and vocabulary V; a training step is 3 × forward. Parameters: V·d + L·(4·d² + 3·d·d_ff + "
+        "2·d) + d + d·V."
+    ),
+    N_(
+        "MFU = model FLOPs ÷ the CUDA-event median ÷ the measured {dtype} matmul peak ({peak}, an {m} × {n} × {k} "
+        "matmul in {peaks}). The CUDA-event time is the GPU's own clock around the whole step, the time a user of "
+        "the step waits (it equals the wall time within {dev}); dividing by it keeps the host's idle gaps in, "
+        "which is what MFU means. MFU while kernels run divides by the summed kernel time instead, to show what "
+        "the GPU achieves when it has work."
+    ),
+    N_(
+        "GEMM fraction: kernel time of the GEMM/GEMV category (the naming rules in {rules}) ÷ all kernel time of "
+        "the pass. Dominant kernel: the name with the most summed time in a pass of the traced step."
+    ),
+    N_(
+        "Softmax against matmul: the {scores}, {softmax} and {matmul} ranges of the forward pass; the attention "
+        "GEMMs are the GEMM kernels inside {scores} (QKᵀ) and {matmul} (PV). FLOP ratio per head = {ops} × S² ÷ "
+        "(4 × S² × d_head) = {ops} ÷ (4 × d_head)."
+    ),
+    N_(
+        "Slopes: least squares of log(kernel time) on log(sequence length) per size and pass, and between "
+        "neighbouring lengths; on log(parameters) per length for the parameter figure."
+    ),
+    N_(
+        "Memory: torch.cuda.max_memory_allocated over warm-up and timed steps. An out-of-memory cell shows the "
+        "allocation PyTorch's message names and what was allocated when it failed."
+    ),
+]
+
+
+def methodology(result, tr: Translator, options: dict) -> object:
+    out = ["### " + tr.gettext(N_("Capture commands")) + "\n", _code_block(result.meta.commands or [L.DASH])]
+    out.append("### " + tr.gettext(N_("How the numbers are computed")) + "\n")
+    s, p = result.config.stability, result.peak
+    args = {
+        "reps": fact(result, "reps", tr),
+        "busy": tr.percent(s.min_busy_share),
+        "ratio": tr.fixed(s.max_process_ratio, 2),
+        "spread": tr.percent(s.max_spread),
+        "dtype": tr.gettext(vocab.DTYPES[p.dtype]),
+        "peak": fact(result, "peak", tr),
+        "m": tr.integer(p.m),
+        "n": tr.integer(p.n),
+        "k": tr.integer(p.k),
+        "peaks": L.code(p.file),
+        "dev": fact(result, "event_wall.max_dev", tr),
+        "rules": L.code(result.paths["rules"]),
+        "scores": L.code("scores"),
+        "softmax": L.code("softmax"),
+        "matmul": L.code("matmul"),
+        "ops": tr.number(result.config.softmax_ops_per_element, 1),
+    }
+    out += [f"- {tr.gettext(text, **args)}" for text in METHOD]
+    notes = tr.gettext(
+        N_(
+            "The capture's own notes on why an earlier sweep's times fell as the work grew (host-bound dispatch, "
+            "a profiler session slowing later launches, autocast casting FP32 weights) are in {meta}, "
+            "{field}."
+        ),
+        meta=L.code(result.paths["meta"]),
+        field=L.code("workload.notes"),
+    )
+    return fragment("\n".join(out) + "\n\n" + notes + "\n")

@@ -1,0 +1,159 @@
+"""Generated sentences of the sweep report: the overview and what the softmax gap means.
+
+Unit renderers ``(Sweep, Translator, options) -> Fragment``; every number is a fact
+(``facts.py``), every cell named is one the analysis picked (``SweepAnalysis.best``).
+"""
+
+from __future__ import annotations
+
+from generators import vocab
+from generators.kinds.sweep.render import labels as L
+from generators.kinds.sweep.render.tables import fact
+from generators.pieces import fragment
+from generators.render.i18n import N_, Translator
+
+
+def _cell_name(result, key: str, tr: Translator) -> str:
+    c = result.analysis.cells.set_index("key").loc[key]
+    return tr.gettext(
+        N_("{size} at {seq} tokens, {pass_}"),
+        size=c["size"],
+        seq=tr.integer(int(c["seq_len"])),
+        pass_=L.pass_label(c["pass"], tr),
+    )
+
+
+def overview(result, tr: Translator, options: dict) -> object:
+    f = lambda name, unit=None: fact(result, name, tr, unit)  # noqa: E731
+    items = [
+        tr.gettext(
+            N_(
+                "{cells} configurations: {sizes} model sizes × {seqs} sequence lengths ({low} to {high} tokens, "
+                "batch {batch}) × inference forward and training step; {oom} ran out of memory."
+            ),
+            cells=f("cells"),
+            sizes=f("sizes"),
+            seqs=f("seqs"),
+            low=f("seq.min"),
+            high=f("seq.max"),
+            batch=f("batch"),
+            oom=f("cells.oom"),
+        ),
+        tr.gettext(
+            N_(
+                "Timing: {stable} cells are stable GPU measurements; {host} are host-bound (the GPU is busy less "
+                "than {busy} of the step: the time is the host's); {unstable} are unstable (the GPU is busy, but "
+                "the two processes or the quartiles disagree)."
+            ),
+            stable=f("cells.stable"),
+            host=f("cells.host_bound"),
+            unstable=f("cells.unstable"),
+            busy=f("busy.threshold"),
+        ),
+        tr.gettext(
+            N_(
+                "CUDA-event and wall times agree within {dev} in every cell that ran: where the step is slow, "
+                "the GPU is idle inside it, not mis-timed."
+            ),
+            dev=f("event_wall.max_dev"),
+        ),
+    ]
+    best = result.analysis.best.get("stable")
+    if best:
+        items.append(
+            tr.gettext(
+                N_(
+                    "Highest model FLOPs utilisation of a stable cell: {mfu}, {cell}, of the measured {dtype} "
+                    "peak {peak}."
+                ),
+                mfu=f(f"cell.{best}.mfu"),
+                cell=_cell_name(result, best, tr),
+                dtype=tr.gettext(vocab.DTYPES[result.peak.dtype]),
+                peak=f("peak"),
+            )
+        )
+    items.append(
+        tr.gettext(
+            N_(
+                "GEMM kernels take {inf_low} to {inf_high} of the kernel time in inference and {tr_low} to "
+                "{tr_high} in training."
+            ),
+            inf_low=f("gemm_fraction.inference.min"),
+            inf_high=f("gemm_fraction.inference.max"),
+            tr_low=f("gemm_fraction.train.min"),
+            tr_high=f("gemm_fraction.train.max"),
+        )
+    )
+    items.append(
+        tr.gettext(
+            N_(
+                "In the written-out attention, softmax takes {low} to {high} of the time of the QKᵀ and PV "
+                "matmuls while doing {flop_low} to {flop_high} of their operations."
+            ),
+            low=f("softmax_ratio.min"),
+            high=f("softmax_ratio.max"),
+            flop_low=f("flop_ratio.min"),
+            flop_high=f("flop_ratio.max"),
+        )
+    )
+    missing = result.facts.get("cells.no_trace")
+    if missing is not None and missing.value:
+        items.append(
+            tr.gettext(
+                N_("Cells that ran without a usable trace: {count}; their kernel numbers are left out."),
+                count=f("cells.no_trace"),
+            )
+        )
+    return fragment("".join(f"- {item}\n" for item in items))
+
+
+def softmax_gap(result, tr: Translator, options: dict) -> object:
+    """What the difference between the time ratio and the FLOP ratio means."""
+    f = lambda name, unit=None: fact(result, name, tr, unit)  # noqa: E731
+    first = tr.gettext(
+        N_(
+            "Per head, softmax does about {ops} operations per score (maximum, subtraction, exponential, sum, "
+            "division) while QKᵀ and PV do 4 × d_head FLOPs per score, so softmax has {flop_low} to {flop_high} "
+            "of the matmuls' operations. Its time is {low} to {high} of theirs: per operation, softmax is "
+            "{pf_low} to {pf_high} times slower."
+        ),
+        ops=f("softmax.ops"),
+        flop_low=f("flop_ratio.min"),
+        flop_high=f("flop_ratio.max"),
+        low=f("softmax_ratio.min"),
+        high=f("softmax_ratio.max"),
+        pf_low=f("per_flop.min", "count"),
+        pf_high=f("per_flop.max", "count"),
+    )
+    args = {
+        "ops": f("softmax.ops"),
+        "intensity": f("softmax.intensity_max"),
+        "ridge": f("ridge"),
+        "dtype": tr.gettext(vocab.DTYPES[result.peak.dtype]),
+        "cast_low": f("softmax_cast_share.min"),
+        "cast_high": f("softmax_cast_share.max"),
+    }
+    below = (
+        _value(result, "softmax.intensity_max") < _value(result, "ridge") and (_value(result, "per_flop.min") or 0) > 1
+    )
+    second = tr.gettext(SOFTMAX_BELOW if below else SOFTMAX_NOT_BELOW, **args)
+    return fragment(first + "\n\n" + second + "\n")
+
+
+SOFTMAX_BELOW = N_(
+    "That gap is the signature of a memory-bound kernel. Softmax reads every score and writes every "
+    "probability: at least 4 bytes per score in BF16, for about {ops} operations, an arithmetic intensity "
+    "of at most {intensity}, below this GPU's ridge point of {ridge} (measured {dtype} peak ÷ measured "
+    "copy bandwidth). Its time follows the bytes of the S × S score matrix, not its arithmetic. In this "
+    "capture a copy/cast kernel before the softmax kernel takes {cast_low} to {cast_high} of the softmax "
+    "range: more bytes again."
+)
+SOFTMAX_NOT_BELOW = N_(
+    "Softmax's arithmetic intensity of at most {intensity} is not below this GPU's ridge point of {ridge}: "
+    "the bytes alone do not explain the gap."
+)
+
+
+def _value(result, name: str):
+    q = result.facts.get(name)
+    return None if q is None else q.value

@@ -1,0 +1,340 @@
+"""Sweep tables for one page language: the timing grid, phases, MFU, memory, kernels, attention.
+
+Each public function is a unit renderer ``(Sweep, Translator, options) -> Fragment``
+(``model.Sweep``). They format only: every number is a column of the analysis
+(``analysis.py``, ``cells.py``) or a fact (``facts.py``). A cell without numbers (out of
+memory, failed, no usable trace) keeps its row, with dashes, and says why in a note.
+"""
+
+from __future__ import annotations
+
+from generators import vocab
+from generators.kinds.sweep.render import labels as L
+from generators.pieces import fragment, key_of
+from generators.render.i18n import N_, Translator
+from generators.render.tables import TableBuilder
+from generators.render.tables import text as md
+
+
+def fact(result, name: str, tr: Translator, unit: str | None = None) -> str:
+    from generators.render.units import show
+
+    q = result.facts.get(name)
+    return L.DASH if q is None else show(q, tr, unit)
+
+
+def _identity(t: TableBuilder, with_pass: bool = True) -> None:
+    t.col("size", N_("Size")).col("seq", N_("Length"), "count")
+    if with_pass:
+        t.col("pass", N_("Pass"))
+
+
+def _who(cell, tr: Translator) -> str:
+    return tr.gettext(
+        N_("{size}, {seq} tokens, {pass_}"),
+        size=cell["size"],
+        seq=L.seq(cell["seq_len"], tr),
+        pass_=L.pass_label(cell["pass"], tr),
+    )
+
+
+def _notes(cells, tr: Translator, trace: bool = True) -> str:
+    """A list of the cells the table has no numbers for, and why."""
+    items = []
+    for c in cells:
+        why = L.no_numbers(c, tr) if trace else (L.not_run(c, tr) if c["status"] != "ok" else None)
+        if why:
+            items.append(f"- {md(_who(c, tr))}: {md(why)}")
+    if not items:
+        return ""
+    return tr.gettext(N_("Cells without numbers here:")) + "\n\n" + "\n".join(items) + "\n"
+
+
+def _records(result):
+    return result.analysis.cells.to_dict("records")
+
+
+def timing(result, tr: Translator, options: dict) -> object:
+    t = TableBuilder("timing", tr)
+    _identity(t)
+    t.col("median", N_("Median"), "ms").col("q1", N_("Q1"), "ms").col("q3", N_("Q3"), "ms")
+    t.col("event", N_("CUDA events"), "ms").col("second", N_("Process 2"), "ms")
+    t.col("busy", N_("GPU busy"), "percent").col("tokens", N_("Tokens/s"), "count").col("timing", N_("Timing"))
+    for c in _records(result):
+        t.row(
+            key_of(c["key"]),
+            c["size"],
+            c["seq_len"],
+            L.pass_label(c["pass"], tr),
+            *(L.value(c[k]) for k in ("median_ns", "q1_ns", "q3_ns", "event_median_ns", "p2_median_ns")),
+            L.value(c["busy_share"]),
+            L.value(c["tokens_per_s"]),
+            L.timing(c, tr) if c["status"] == "ok" else L.not_run(c, tr),
+        )
+    s = result.config.stability
+    note = tr.gettext(
+        N_(
+            "Median, Q1 and Q3: wall time of one step over {reps} timed steps in the first process; CUDA "
+            "events: the GPU's own time between two events around the step; process 2: the median of a second, "
+            "fresh process. GPU busy: the traced step's summed kernel time ÷ the median. Host-bound: busy below "
+            "{busy}, the GPU waits for the host. Unstable: busy, but the two processes differ by more than a "
+            "factor {ratio} or Q1 and Q3 lie more than {spread} of the median apart. Stable: a GPU measurement "
+            "that repeats. Tokens/s: tokens per step ÷ the CUDA-event median."
+        ),
+        reps=fact(result, "reps", tr),
+        busy=tr.percent(s.min_busy_share),
+        ratio=tr.fixed(s.max_process_ratio, 2),
+        spread=tr.percent(s.max_spread),
+    )
+    return fragment(t.build(), note + "\n")
+
+
+def phases(result, tr: Translator, options: dict) -> object:
+    cells = [c for c in _records(result) if c["pass"] == "train"]
+    t = TableBuilder("phases", tr)
+    _identity(t, with_pass=False)
+    t.col("forward", N_("Forward"), "ms").col("backward", N_("Backward"), "ms").col("optimizer", N_("Optimizer"), "ms")
+    t.col("kernels", N_("Kernel time"), "ms").col("ratio", N_("Backward ÷ forward"), "count1")
+    t.col("median", N_("Step time"), "ms").col("timing", N_("Timing"))
+    for c in cells:
+        t.row(
+            key_of(c["key"]),
+            c["size"],
+            c["seq_len"],
+            *(L.value(c[k]) for k in ("forward_ns", "backward_ns", "optimizer_ns", "kernel_ns")),
+            L.value(c["backward_ratio"]),
+            L.value(c["median_ns"]),
+            L.timing(c, tr),
+        )
+    note = tr.gettext(
+        N_(
+            "Summed kernel time of the traced step launched inside the {forward}, {backward} and {optimizer} "
+            "ranges (the step's kernels outside them: at most {outside}); the step time is the median wall time "
+            "from the timing grid."
+        ),
+        forward=L.code("forward"),
+        backward=L.code("backward"),
+        optimizer=L.code("optimizer"),
+        outside=fact(result, "outside.max", tr, "us"),
+    )
+    return fragment(t.build(), note + "\n", _notes(cells, tr))
+
+
+def mfu(result, tr: Translator, options: dict) -> object:
+    t = TableBuilder("mfu", tr)
+    _identity(t)
+    t.col("flops", N_("Model FLOPs"), "tflop").col("event", N_("Step time, CUDA events"), "ms")
+    t.col("mfu", N_("MFU"), "percent").col("kernel", N_("Kernel time"), "ms")
+    t.col("mfu_kernel", N_("MFU while kernels run"), "percent").col("timing", N_("Timing"))
+    for c in _records(result):
+        t.row(
+            key_of(c["key"]),
+            c["size"],
+            c["seq_len"],
+            L.pass_label(c["pass"], tr),
+            c["flops"],
+            L.value(c["event_median_ns"]),
+            L.value(c["mfu"]),
+            L.value(c["trace_kernel_ns"]),
+            L.value(c["mfu_kernel"]),
+            L.timing(c, tr) if c["status"] == "ok" else L.not_run(c, tr),
+        )
+    note = tr.gettext(
+        N_(
+            "MFU: the pass's analytical FLOPs ÷ the CUDA-event median ÷ the measured {dtype} matmul peak "
+            "({peak}). MFU while kernels run divides by the traced step's summed kernel time instead: what "
+            "the GPU achieves while it has work. In a host-bound cell the first is the host's number, the "
+            "second the GPU's."
+        ),
+        dtype=tr.gettext(vocab.DTYPES[result.peak.dtype]),
+        peak=fact(result, "peak", tr),
+    )
+    return fragment(t.build(), note + "\n")
+
+
+def memory(result, tr: Translator, options: dict) -> object:
+    t = TableBuilder("memory", tr)
+    _identity(t, with_pass=False)
+    t.col("inference", N_("Inference, peak"), "gib").col("inference_share", N_("Of GPU memory"), "percent")
+    t.col("train", N_("Training step, peak"), "gib").col("train_share", N_("Of GPU memory"), "percent")
+    t.col("note", N_("Note"))
+    cells = {c["key"]: c for c in _records(result)}
+    for r in result.analysis.by_size_seq.to_dict("records"):
+        notes = [
+            L.not_run(cells[r[f"{p}.key"]], tr) for p in ("inference", "train") if r[f"{p}.status"] not in (None, "ok")
+        ]
+        t.row(
+            key_of(r["size"], r["seq_len"]),
+            r["size"],
+            r["seq_len"],
+            L.value(r["inference.peak_memory_bytes"]),
+            L.value(r["inference.memory_share"]),
+            L.value(r["train.peak_memory_bytes"]),
+            L.value(r["train.memory_share"]),
+            "; ".join(notes) or None,
+        )
+    note = tr.gettext(
+        N_(
+            "Peak memory allocated by PyTorch over the warm-up and timed steps "
+            "(torch.cuda.max_memory_allocated), against the {memory} the GPU reports."
+        ),
+        memory=fact(result, "gpu.memory", tr, "gib"),
+    )
+    return fragment(t.build(), note + "\n")
+
+
+def dominant(result, tr: Translator, options: dict) -> object:
+    names = result.analysis.name_rows
+    t = TableBuilder("dominant", tr)
+    _identity(t, with_pass=False)
+    t.col("phase", N_("Pass")).col("kernel", N_("Kernel")).col("library", N_("Library"))
+    t.col("share", N_("Share of the pass"), "percent").col("launches", N_("Launches"), "count")
+    t.col("time", N_("Time"), "ms")
+    for r in result.analysis.dominant.to_dict("records"):
+        t.row(
+            key_of(r["key"], r["phase"]),
+            r["size"],
+            r["seq_len"],
+            L.pass_phase(r["pass"], r["phase"], tr),
+            L.kernel(names, r["name"], tr),
+            L.library(names, r["name"], tr),
+            r["share"],
+            r["launches"],
+            r["total_ns"],
+        )
+    note = tr.gettext(
+        N_(
+            "Per cell and pass, the kernel with the most summed time in the traced step, as a share of that "
+            "pass's kernel time. Full names in the appendix."
+        )
+    )
+    return fragment(t.build(), note + "\n", _notes(_records(result), tr))
+
+
+def non_gemm(result, tr: Translator, options: dict) -> object:
+    names = result.analysis.name_rows
+    t = TableBuilder("non_gemm", tr)
+    t.col("seq", N_("Length"), "count").col("rank", N_("#"), "count").col("kernel", N_("Kernel"))
+    t.col("category", N_("Category")).col("share", N_("Time share"), "percent").col("time", N_("Total"), "ms")
+    t.col("launches", N_("Launches"), "count").col("cells", N_("Sizes"), "count")
+    for r in result.analysis.non_gemm.to_dict("records"):
+        t.row(
+            key_of(r["seq_len"], r["name"]),
+            r["seq_len"],
+            r["rank"],
+            L.kernel(names, r["name"], tr),
+            L.category(names, r["name"], tr),
+            r["share"],
+            r["total_ns"],
+            r["launches"],
+            r["cells"],
+        )
+    note = tr.gettext(
+        N_(
+            "Inference forward passes, summed over the sizes with a trace at each length: the {top} non-GEMM "
+            "kernels with the most time, as a share of all the forward kernel time at that length (GEMMs "
+            "included)."
+        ),
+        top=tr.integer(result.config.top_non_gemm),
+    )
+    firsts = [
+        tr.gettext(
+            N_("{seq} tokens: {kernel} ({share})"),
+            seq=tr.integer(r["seq_len"]),
+            kernel=md(L.kernel(names, r["name"], tr)),
+            share=tr.percent(r["share"]),
+        )
+        for r in result.analysis.non_gemm.to_dict("records")
+        if r["rank"] == 1
+    ]
+    first = tr.gettext(N_("First at each length: {list}."), list="; ".join(firsts)) if firsts else ""
+    inference = [c for c in _records(result) if c["pass"] == "inference"]
+    return fragment(t.build(), note + " " + first + "\n", _notes(inference, tr))
+
+
+def gemm(result, tr: Translator, options: dict) -> object:
+    t = TableBuilder("gemm", tr)
+    _identity(t, with_pass=False)
+    t.col("inference", N_("Inference"), "percent").col("train", N_("Training step"), "percent")
+    for r in result.analysis.by_size_seq.to_dict("records"):
+        t.row(
+            key_of(r["size"], r["seq_len"]),
+            r["size"],
+            r["seq_len"],
+            L.value(r["inference.gemm_fraction"]),
+            L.value(r["train.gemm_fraction"]),
+        )
+    note = tr.gettext(
+        N_(
+            "Share of the pass's kernel time in GEMM kernels (category GEMM/GEMV of the naming rules): "
+            "inference, the forward range; training, the forward, backward and optimizer ranges."
+        )
+    )
+    return fragment(t.build(), note + "\n", _notes(_records(result), tr))
+
+
+def attention(result, tr: Translator, options: dict) -> object:
+    t = TableBuilder("attention", tr)
+    _identity(t)
+    t.col("scores", N_("scores"), "ms").col("softmax", N_("softmax"), "ms").col("matmul", N_("matmul"), "ms")
+    t.col("gemm", N_("QKᵀ + PV GEMMs"), "ms").col("share", N_("Attention share of forward"), "percent")
+    t.col("ratio", N_("Softmax ÷ GEMM time"), "percent").col("flop", N_("Softmax ÷ GEMM FLOPs"), "percent")
+    t.col("per_flop", N_("Time per operation, softmax ÷ GEMM"), "count")
+    for c in _records(result):
+        t.row(
+            key_of(c["key"]),
+            c["size"],
+            c["seq_len"],
+            L.pass_label(c["pass"], tr),
+            *(L.value(c[k]) for k in ("scores_ns", "softmax_ns", "matmul_ns", "attn_gemm_ns", "attention_share")),
+            L.value(c["softmax_ratio"]),
+            L.value(c["flop_ratio"]),
+            L.value(c["per_flop"]),
+        )
+    return fragment(t.build(), _notes(_records(result), tr))
+
+
+def slopes(result, tr: Translator, options: dict) -> object:
+    a = result.analysis
+    local = {(r["size"], r["pass"], r["from_seq"], r["to_seq"]): r["kernel"] for r in a.local_slopes.to_dict("records")}
+    pairs = list(zip(a.seqs[:-1], a.seqs[1:]))
+    t = TableBuilder("slopes", tr)
+    t.col("size", N_("Size")).col("pass", N_("Pass")).col("fit", N_("Slope, fitted"), "count2")
+    for lo, hi in pairs:
+        label = tr.gettext(N_("{low} → {high}"), low=tr.integer(lo), high=tr.integer(hi))
+        t.col(f"s{lo}-{hi}", label, "count2", translated=True)
+    t.col("wall", N_("Slope of the median step time"), "count2")
+    for r in a.slopes.to_dict("records"):
+        t.row(
+            key_of(r["size"], r["pass"]),
+            r["size"],
+            L.pass_label(r["pass"], tr),
+            L.value(r["kernel"]),
+            *(L.value(local.get((r["size"], r["pass"], lo, hi))) for lo, hi in pairs),
+            L.value(r["wall"]),
+        )
+    note = tr.gettext(
+        N_(
+            "Slope of log(kernel time) against log(sequence length): 1 when the time grows in proportion to "
+            "the length, 2 when it grows with its square. Fitted over every length that ran, and between "
+            "neighbouring lengths. The last column fits the median step time the same way: in host-bound cells "
+            "it follows the host, not the work."
+        )
+    )
+    return fragment(t.build(), note + "\n")
+
+
+def names(result, tr: Translator, options: dict) -> object:
+    t = TableBuilder("names", tr)
+    t.col("kernel", N_("Kernel")).col("library", N_("Library")).col("category", N_("Category"))
+    t.col("name", N_("Full name, as the trace writes it"))
+    rows = result.analysis.name_rows
+    for name in rows:
+        t.row(
+            key_of(name),
+            L.kernel(rows, name, tr),
+            L.library(rows, name, tr),
+            L.category(rows, name, tr),
+            L.code_cell(name),
+        )
+    return fragment(t.build())
