@@ -46,7 +46,9 @@ ROOT = Path(__file__).resolve().parents[1]
 REPORT = "decode-h100-80gb-hbm3"
 PAGE = f"reports/{REPORT}"
 FALSE_CLAIM = "fused.class.compute.launches > 0"
-EDITED_QUOTE = "The kernels that run are memory bound, and most are too short to use the memory system well"
+EDITED_QUOTE = (
+    "Of the kernels that run, only the weight-streaming matrix-vector products keep one unit substantially busy"
+)
 ZH_TITLE = "H100 上的解码阶段：逐内核剖析"
 XSS = {
     "en": "Look <script>alert('en')</script> <img src=x onerror=alert(1)> [here](javascript:alert(2)) **bold**",
@@ -104,7 +106,7 @@ def review_project(built_site, tmp_path_factory):
         front = "---\nreview:\n  status: in-review\n  reviewers: [alice, 李雷]\n---\n"
         hardware.write_text(front + hardware.read_text(encoding="utf-8"), encoding="utf-8")
     data = project / "data"
-    shutil.copytree(ROOT / "data", data, ignore=shutil.ignore_patterns("traces"))
+    shutil.copytree(ROOT / "data", data)
     row = re.search(r'<tr id="[^"]+" data-anchor="(kernel_profile\.top/top/[^"]+)"', built_site.html(f"{PAGE}/"))
     seeded = _seed(project / "reviews", row.group(1))
     cache = tmp / "cache"
@@ -226,8 +228,8 @@ def browser_flow(review_server, review_project):
     seen = {}
     with chromium() as browser, recording_page(browser, base) as page:
         for lang, prefix, text in (
-            ("en", "", "the decode step is launch-bound"),
-            ("zh", "/zh", "解码步受内核启动开销限制"),
+            ("en", "", "the decode step is host/dispatch-bound"),
+            ("zh", "/zh", "解码步受主机端下发限制"),
         ):
             page.goto(f"{base}{prefix}/{PAGE}/", wait_until="load")
             page.wait_for_selector("#ps-review.ps-review--live")
@@ -268,7 +270,7 @@ def test_a_reviewer_comments_replies_and_resolves_in_both_languages(browser_flow
         assert browser_flow[f"{lang}-no-reload"] is True
         assert browser_flow[f"{lang}-scripts"] == 0
         quote_id, quote_at = browser_flow[f"{lang}-quote"]
-        assert quote_at["tag"] == "P" and ("launch-bound" in quote_at["text"] or "启动开销" in quote_at["text"])
+        assert quote_at["tag"] == "P" and ("dispatch-bound" in quote_at["text"] or "主机端下发" in quote_at["text"])
         _, row_at = browser_flow[f"{lang}-row"]
         assert row_at["beforeId"].endswith("--kernel-profile-top--top") or row_at["id"].endswith("--top--top")
         _, fig_at = browser_flow[f"{lang}-figure"]
@@ -280,7 +282,7 @@ def test_a_reviewer_comments_replies_and_resolves_in_both_languages(browser_flow
         path = reviews / REPORT / f"{thread_id}.yml"
         docs[key] = yaml.safe_load(path.read_text(encoding="utf-8"))
         assert docs[key]["target"]["page"] == PAGE and docs[key]["target"]["version"] == "v1"
-    for lang, text in (("en", "the decode step is launch-bound"), ("zh", "解码步受内核启动开销限制")):
+    for lang, text in (("en", "the decode step is host/dispatch-bound"), ("zh", "解码步受主机端下发限制")):
         quote = docs[f"{lang}-quote"]
         assert quote["status"] == "resolved"
         (selector,) = [s for s in quote["target"]["selector"] if s["type"] == "TextQuoteSelector"]
@@ -336,7 +338,7 @@ def test_the_next_build_shows_the_threads_re_anchored_on_the_new_version(next_bu
             )
     fuzzy = {lang: latest[lang][seeded["fuzzy"]] for lang in ("en", "zh")}
     assert fuzzy["en"]["data-place"] == "quote" and fuzzy["en"]["data-highlight"] == "1"
-    assert fuzzy["en"]["data-find"].startswith("The kernels that do run are memory-bound")
+    assert fuzzy["en"]["data-find"].startswith("Of the kernels that do run")
     assert fuzzy["zh"]["data-place"] == "block" and fuzzy["zh"]["data-find"].startswith("一句话概括")  # its paragraph
     title = {lang: latest[lang][seeded["title"]] for lang in ("en", "zh")}
     assert title["zh"]["data-place"] == "quote" and title["zh"]["data-find"] == ZH_TITLE
