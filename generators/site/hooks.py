@@ -11,6 +11,9 @@
   and quiets jieba's start-up chatter.
 * ``on_files`` (after mkdocs-static-i18n) adds the pages of older report versions
   (``generators.site.versions``).
+* ``on_post_build``, once the last language and the search index are written, subsets each
+  language's font to the CJK characters the site shows and writes it with its stylesheet
+  (``generators.site.webfonts``).
 * ``on_post_page`` drops the ``<link rel="alternate" hreflang>`` tags from each page's head.
   mkdocs-material's JavaScript fetches ``sitemap.xml`` relative to each of them, assuming
   they point at a language's root; mkdocs-static-i18n points them at the page's own
@@ -81,3 +84,12 @@ ALTERNATE_LINK = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang="[^
 
 def on_post_page(output, page, config):
     return ALTERNATE_LINK.sub("", output)
+
+
+@event_priority(-200)  # after mkdocs-static-i18n (-100), whose on_post_build builds the other languages
+def on_post_build(config):
+    i18n = config.plugins.get("i18n")
+    if i18n is not None and i18n.building:
+        return  # one language's build inside static-i18n's loop: the site is not complete yet
+    settings = importlib.import_module("generators.settings").Settings.from_mkdocs(config)
+    importlib.import_module("generators.site.webfonts").publish(Path(config.site_dir), settings)
