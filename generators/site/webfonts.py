@@ -122,12 +122,22 @@ def subset(face: FontFace, codepoints: list[int]) -> Subset:
     have = [cp for cp in codepoints if cp in cmap]
     options = ft_subset.Options()
     options.flavor = "woff2"
-    options.hinting = False  # CFF hints matter little to browsers today; 15 % smaller (136 KB, not 160)
+    options.hinting = False  # CFF hints matter little to browsers today; 15 % smaller
+    # The features horizontal text uses. fontTools' default list also keeps 'vert'/'vrt2'
+    # (vertical forms) and 'locl' (the Japanese, Korean and Traditional forms the collection
+    # shares): 400 more glyphs for 540 characters, 136 KB instead of 82 KB, twice the time.
+    options.layout_features = ["ccmp", "kern", "liga", "calt", "mark", "mkmk"]
     subsetter = ft_subset.Subsetter(options)
     subsetter.populate(unicodes=have)
-    subsetter.subset(font)
-    buf = io.BytesIO()
-    ft_subset.save_font(font, buf, options)  # applies options.flavor: WOFF2
+    quiet = logging.getLogger("fontTools")
+    level = quiet.level
+    quiet.setLevel(logging.WARNING)  # its INFO lines list every glyph name, into the build log
+    try:
+        subsetter.subset(font)
+        buf = io.BytesIO()
+        ft_subset.save_font(font, buf, options)  # applies options.flavor: WOFF2
+    finally:
+        quiet.setLevel(level)
     missing = tuple(cp for cp in codepoints if cp not in cmap)
     return Subset(face.family, buf.getvalue(), tuple(have), missing)
 
