@@ -86,7 +86,9 @@ def _cell(cell: Cell, align: str, numeric: bool) -> str:
     text = DASH if cell.text is None else html.escape(cell.text)
     if cell.text is not None and cell.style == "code":
         text = f"<code>{text}</code>"
-    elif cell.text is not None and cell.style == "link" and cell.href:
+    if cell.text is not None and cell.cite:
+        text = f"<cite>{text}</cite>"
+    if cell.text is not None and cell.style == "link" and cell.href:
         text = f'<a href="{html.escape(cell.href)}">{text}</a>'
     elif cell.text is not None and cell.style == "strong":
         text = f"<strong>{text}</strong>"
