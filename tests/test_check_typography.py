@@ -149,10 +149,12 @@ def test_a_folder_that_is_not_a_site_and_a_bad_rules_file_are_one_line(tmp_path,
 
 
 def test_line_breaks_between_chinese_characters_are_removed_and_others_kept():
-    html = "<p>报告。\n页面 H100\n上的 <b>粗</b>\n体，\n  每</p><pre>中\n文</pre>\n文<code>中\n文</code>a\nb"
-    assert (
-        join_wide_lines(html)
-        == "<p>报告。页面 H100\n上的 <b>粗</b>体，每</p><pre>中\n文</pre>\n文<code>中\n文</code>a\nb"
+    html = (
+        "<p>报告。\n页面 H100\n上的 <b>粗</b>\n体，\n  每 Graph\n（例如）。\nncu</p>"
+        "<pre>中\n文</pre>\n文<code>中\n文</code>a\nb"
+    )
+    assert join_wide_lines(html) == (
+        "<p>报告。页面 H100\n上的 <b>粗</b>体，每 Graph（例如）。ncu</p><pre>中\n文</pre>\n文<code>中\n文</code>a\nb"
     )
 
 

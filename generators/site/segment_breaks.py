@@ -5,8 +5,10 @@ HTML, and Chromium (and Firefox) draw it as a space - ``报告。 页面`` - alt
 Level 3 (*segment break transformation rules*) says a break between two wide characters
 should vanish. Browsers do not implement that rule, so it is applied here, to each page's
 HTML: white space holding a line break between two wide characters (East Asian Width ``W``
-or ``F``: ideographs, kana, full-width punctuation) is removed. A break next to a Latin
-word, and anything inside ``<pre>``, ``<code>``, ``<script>``, ``<style>`` or ``<textarea>``,
+or ``F``: ideographs, kana, full-width punctuation) is removed, and so is one beside
+full-width punctuation, which carries its own spacing (``CUDA Graph\n（例如`` reads
+``CUDA Graph（例如``). A break between a Latin word and an ideograph stays a space, as
+Chinese typesetting keeps one there; anything inside ``<pre>``, ``<code>``, ``<script>``, ``<style>`` or ``<textarea>``,
 is left alone.
 """
 
@@ -22,6 +24,10 @@ _OPAQUE = "x"  # what a <pre>/<code>/... element counts as beside a break: not a
 
 def _wide(char: str) -> bool:
     return bool(char) and unicodedata.east_asian_width(char) in ("W", "F")
+
+
+def _punctuation(char: str) -> bool:
+    return _wide(char) and unicodedata.category(char).startswith("P")
 
 
 def join_wide_lines(html: str) -> str:
@@ -50,7 +56,8 @@ def join_wide_lines(html: str) -> str:
             right = piece[m.end() :].lstrip()
             prev_char = left[-1] if left else before
             next_char = right[0] if right else after
-            return "" if _wide(prev_char) and _wide(next_char) else m[0]
+            joined = (_wide(prev_char) and _wide(next_char)) or _punctuation(prev_char) or _punctuation(next_char)
+            return "" if joined else m[0]
 
         out.append(_BREAK.sub(join, piece))
     return "".join(out)
