@@ -41,6 +41,7 @@ class Cell:
     style: str = "plain"  # plain | code | link | strong (a number the table's legend marks out)
     href: str | None = None  # style "link"
     cite: bool = False  # the title of a cited work (<cite>): it keeps its own language
+    codes: tuple[str, ...] = ()  # identifiers inside a plain text (op names): shown as <code>
 
 
 @dataclass(frozen=True)

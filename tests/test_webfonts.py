@@ -134,3 +134,21 @@ def test_a_warm_build_takes_the_font_from_the_cache_until_the_text_changes(built
     assert len(subset_calls) == 1
     _, after = shipped(site_copy)
     assert ord("龘") in TTFont(str(next(iter(after.values())))).getBestCmap()
+
+
+def test_the_font_comes_from_the_pinned_package_only():
+    """The face is found in the ``noto-cjk-sans-otc`` file, never among system fonts; a family
+    that file lacks is one line naming the setting."""
+    from generators.errors import UserError
+    from generators.render.figures import project_font_files
+
+    settings = project.settings()
+    family = next(f for lang in settings.languages for f in lang.fonts)
+    face = webfonts.find_face(family, settings, "extra.profsite.languages.zh.fonts")
+    assert face.path in project_font_files()
+    assert TTCollection(str(face.path)).fonts[face.index]["name"].getDebugName(1) == family
+    with pytest.raises(UserError) as err:
+        webfonts.find_face("DejaVu Sans", settings, "extra.profsite.languages.zh.fonts")
+    assert err.value.line().endswith(
+        "extra.profsite.languages.zh.fonts: the project's fonts have no family 'DejaVu Sans'"
+    )

@@ -96,19 +96,24 @@ def wide_characters(text: str) -> list[int]:
 
 
 def find_face(family: str, settings: Settings, field: str) -> FontFace:
-    """The font file that has ``family``: the one matplotlib's figures use (the project's
-    ``noto-cjk-sans-otc`` first, so every machine subsets the same bytes)."""
-    from matplotlib import font_manager
+    """The face of ``family`` in the project's own font files (``noto-cjk-sans-otc``, pinned in
+    requirements.lock): the same bytes on every machine, and no system font is read even where
+    one of the same family is installed."""
+    from fontTools.ttLib import TTCollection, TTFont
 
-    from generators.render.figures import project_font_files, register_cjk_font
+    from generators.render.figures import project_font_files
 
-    register_cjk_font()
-    own = {str(p) for p in project_font_files()}
-    faces = [f for f in font_manager.fontManager.ttflist if f.name == family and f.style == "normal"]
-    if not faces:
-        raise UserError(settings.config_file, f"{field}: no installed font has the family {family!r}")
-    best = min(faces, key=lambda f: (f.fname not in own, abs(f.weight - 400), f.fname, getattr(f, "index", 0)))
-    return FontFace(family, Path(best.fname), getattr(best, "index", 0))
+    for path in project_font_files():
+        faces = (
+            TTCollection(str(path), lazy=True).fonts
+            if path.suffix.lower() in (".ttc", ".otc")
+            else [TTFont(str(path), lazy=True)]
+        )
+        for index, font in enumerate(faces):
+            names = font["name"]
+            if family in (names.getDebugName(1), names.getDebugName(16)) and names.getDebugName(2) in ("Regular", None):
+                return FontFace(family, path, index)
+    raise UserError(settings.config_file, f"{field}: the project's fonts have no family {family!r}")
 
 
 def subset(face: FontFace, codepoints: list[int]) -> Subset:
