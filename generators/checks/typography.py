@@ -186,7 +186,9 @@ def spaces(text: str) -> Iterator[tuple[str, int, int]]:
 
 
 def is_name(word: str, allowed: set[str]) -> bool:
-    if word in allowed or any(c.isdigit() for c in word) or len(word) == 1:
+    if word in allowed or word[:1].lower() + word[1:] in allowed:  # "Rank" heading a column
+        return True
+    if any(c.isdigit() for c in word) or len(word) == 1:
         return True
     letters = word.replace("-", "")
     if re.fullmatch(r"[A-Z]{2,}s?", letters):  # an acronym: GPU, DRAM, FLOPs

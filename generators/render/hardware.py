@@ -15,7 +15,7 @@ from generators.analysis.roofline import roof_line
 from generators.pieces import Cell, Figure, fragment
 from generators.readers.hardware import DTYPES, GpuSpec, Value
 from generators.render import figures, tables
-from generators.render.i18n import N_, Translator
+from generators.render.i18n import N_, NN_, Translator
 from generators.render.tables import TableBuilder
 from generators.render.units import number, scaled
 
@@ -33,8 +33,11 @@ def overview(result, tr: Translator, options: dict) -> object:
     t.col("l2", N_("L2 cache"), "mib").col("nvlink", N_("NVLink"), "gb_per_s").col("measured", N_("Measured peaks"))
     for gpu in result.gpus:
         runs = result.runs_per_gpu.get(gpu.id, 0)
-        runs_text = N_("{count} run") if runs == 1 else N_("{count} runs")
-        measured = tr.gettext(runs_text, count=tr.integer(runs)) if runs else tr.gettext(N_("not measured"))
+        measured = (
+            tr.ngettext(NN_("{count} run", "{count} runs"), runs, count=tr.integer(runs))
+            if runs
+            else tr.gettext(N_("not measured"))
+        )
         t.row(
             gpu.id,
             gpu.text("short_name", tr.language),
@@ -227,7 +230,7 @@ def details(result, tr: Translator, options: dict) -> object:
             )
         out.append(t.build())
         notes = "".join(f"- {tables.text(tr.pick(note))}\n" for note in gpu.notes)
-        sources = tr.gettext(N_("; ")).join(_source_md(gpu, sid, tr) for sid in gpu.sources)
+        sources = tr.gettext(N_("; ")).join(source_md(gpu, sid, tr) for sid in gpu.sources)
         out.append(notes + "\n" + tr.gettext(N_("Sources: {sources}."), sources=sources) + "\n")
     return fragment(*out)
 
@@ -250,8 +253,13 @@ def _source(gpu: GpuSpec, source_id: str | None, tr: Translator) -> Cell:
     return Cell(text, text, "link" if src.url else "plain", src.url, cite=isinstance(src.title, str))
 
 
-def _source_md(gpu: GpuSpec, source_id: str, tr: Translator) -> str:
-    src = gpu.sources[source_id]
+def source_md(gpu: GpuSpec, source_id: str, tr: Translator) -> str:
+    return cite(gpu.sources[source_id], tr)
+
+
+def cite(src, tr: Translator) -> str:
+    """A source in markdown: its title (a link where it has a URL; a published title in
+    <cite>, which keeps its own language) and its date."""
     title = tables.link(_title(src, tr), src.url)
     if isinstance(src.title, str):
         title = f"<cite>{title}</cite>"
