@@ -11,8 +11,9 @@ Which pages: those whose language has typography rules, ``locales/<catalog>/typo
 read: the main content (``<article>``) - prose, headings, list items, table headers and
 cells, figure captions, image ``alt`` text - split into segments at block boundaries (a
 table cell is one segment). Not read: code (``code``, ``pre``, ``kbd``, ``samp``), the
-permalink marks, titles of cited works (``<cite>``, which keep their own language) and any
-element whose ``lang`` differs from the page's. Code and those elements still stand in the
+permalink marks, titles of cited works (``<cite>``, which keep their own language), any
+element whose ``lang`` differs from the page's and any marked ``translate="no"`` (a reviewer's
+comment, an author's name: the site does not translate them). Code and those elements still stand in the
 text as one Latin-like placeholder, so the spacing around them is judged as written.
 
 The rules, on each segment:
@@ -115,7 +116,8 @@ class _Segments(HTMLParser):
                 self._skip.append(tag)
             return
         foreign = a.get("lang") and a["lang"] != self.lang
-        if tag in _SKIP or foreign or "headerlink" in a.get("class", "").split():
+        verbatim = a.get("translate") == "no"  # an author's comment or name: the site does not translate it
+        if tag in _SKIP or foreign or verbatim or "headerlink" in a.get("class", "").split():
             if tag not in _VOID:
                 self._skip.append(tag)
             if "headerlink" not in a.get("class", ""):
