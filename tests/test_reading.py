@@ -103,6 +103,9 @@ def test_identifiers_in_a_text_cell_are_code_and_nothing_else_is():
         '<td class="ps-left"><code>experts_o_proj</code> 3.1%, <code>o_proj</code> 1.2% &lt;b&gt;</td>'
     )
     assert _cell(Cell("和o_proj 1%", codes=("o_proj",)), "left", False).count("<code>o_proj</code>") == 1
+    short, long = Cell("aten::mul", "aten::mul", "code"), Cell("void at::native::f<4>(int)", "x", "code")
+    assert 'class="ps-nowrap"' in _cell(short, "left", False)  # small, aten::mul: never split
+    assert 'class="ps-nowrap"' not in _cell(long, "left", False)  # a demangled name may break
     spans = render_tables.spans("RMSNorm 中的 `torch.rsqrt`。")
     assert (spans.text, spans.value, spans.codes) == (
         "RMSNorm 中的 torch.rsqrt。",

@@ -88,7 +88,10 @@ def _cell(cell: Cell, align: str, numeric: bool) -> str:
     if cell.text is not None and cell.codes:
         text = _code_spans(text, cell.codes)
     if cell.text is not None and cell.style == "code":
-        text = f"<code>{text}</code>"
+        # a short identifier (small, aten::mul) stays on one line; a long name (a demangled
+        # kernel) may break anywhere, or its column would widen the table past the page
+        short = len(cell.text) <= SHORT_CODE and not any(c.isspace() for c in cell.text)
+        text = f'<code class="ps-nowrap">{text}</code>' if short else f"<code>{text}</code>"
     if cell.text is not None and cell.cite:
         text = f"<cite>{text}</cite>"
     if cell.text is not None and cell.style == "link" and cell.href:
@@ -99,6 +102,9 @@ def _cell(cell: Cell, align: str, numeric: bool) -> str:
     if numeric:
         sort = f' data-sort="{_sort_value(cell.value)}"'
     return f'<td class="ps-{align}"{sort}>{text}</td>'
+
+
+SHORT_CODE = 32  # characters: aten::_cudnn_attention_forward fits, a templated kernel name does not
 
 
 def _code_spans(escaped: str, codes: tuple[str, ...]) -> str:
