@@ -101,7 +101,10 @@ def on_post_page(output, page, config):
     return ALTERNATE_LINK.sub("", output)
 
 
-@event_priority(-200)  # after mkdocs-static-i18n (-100), whose on_post_build builds the other languages
+# after mkdocs-static-i18n (-100), whose on_post_build builds the other languages, and after the
+# review hooks (-200), which write the review panels and the dashboard into the pages: the web
+# font must see every character the finished site shows
+@event_priority(-300)
 def on_post_build(config):
     i18n = config.plugins.get("i18n")
     if i18n is not None and i18n.building:
