@@ -22,6 +22,7 @@ COMMANDS = {
     "messages": "generators.commands.messages",
     "check-parity": "generators.commands.check_parity",
     "check-literals": "generators.commands.check_literals",
+    "check-typography": "generators.commands.check_typography",
     "roofline": "generators.commands.roofline",
     "review": "generators.commands.review",
     "review-check": "generators.commands.review_check",

@@ -40,6 +40,8 @@ class Cell:
     value: Value = None  # base units, for the CSV and for sorting; None: empty
     style: str = "plain"  # plain | code | link | strong (a number the table's legend marks out)
     href: str | None = None  # style "link"
+    cite: bool = False  # the title of a cited work (<cite>): it keeps its own language
+    codes: tuple[str, ...] = ()  # identifiers inside a plain text (op names): shown as <code>
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,8 @@
 * :data:`LATENCY_WHY` - which test made a launch latency-bound;
 * :data:`MEMORY_LEVELS` - the memory hierarchy's levels (busiest level, hierarchical roofline);
 * :data:`REASONS` - why a launch is on the needs-review list, short label and explanation;
-* :data:`SOURCES` - where a peak or ridge point comes from.
+* :data:`SOURCES` - where a peak or ridge point comes from;
+* :data:`MEASUREMENTS` - measured peaks that are not a data type (the device-to-device copy).
 
 Readers validate against the keys (``typing.Literal[*keys(...)]``), analyses use the keys,
 renderers translate the labels. The order of each mapping is the order tables show.
@@ -96,6 +97,9 @@ SOURCES: dict[str, str] = {
     "measured": N_("measured"),
     "ncu": N_("Nsight Compute's peak metrics"),
 }
+
+#: Measurements of the peaks capture (``generators.capture.peaks``) that are not a data type.
+MEASUREMENTS: dict[str, str] = {"d2d_copy": N_("Device-to-device copy")}
 
 
 def keys(vocabulary: dict) -> tuple[str, ...]:

@@ -105,7 +105,10 @@ def test_measured_peaks_appear_beside_the_spec(built_site):
     zh = text_of(built_site.html("zh/hardware/"))
     assert f"peaks-h100-80gb-hbm3/v1 BF16 {row}" in en
     assert f"peaks-h100-80gb-hbm3/v1 BF16 {row}" in zh
-    assert f"d2d_copy {copy / 1e12:.2f} {bandwidth / 1e12:.2f} {100 * copy / bandwidth:.1f}%" in en
+    copy_row = f"{copy / 1e12:.2f} {bandwidth / 1e12:.2f} {100 * copy / bandwidth:.1f}%"
+    assert run["memory"][0]["name"] == "d2d_copy"  # shown by its label, not its key (issue 11)
+    assert f"Device-to-device copy {copy_row}" in en
+    assert f"设备内拷贝 {copy_row}" in zh and "d2d_copy" not in zh
     assert "NVIDIA H100 80GB HBM3 132 132 50 50" in en
     assert "not measured" in en  # the other GPUs are still unmeasured
 

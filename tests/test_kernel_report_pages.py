@@ -119,7 +119,7 @@ def test_full_kernel_names_show_literally(built_site, lang):
     """Template brackets, lambdas and '&' of the real names appear as text, never as markup."""
     page = main(built_site.html(PAGES[lang]))
     names_part = re.split(r"<h2[^>]*>", page)[-1]
-    shown = {text_of(c).strip() for c in re.findall(r"<code>(.*?)</code>", names_part, re.S)}
+    shown = {text_of(c).strip() for c in re.findall(r"<code[^>]*>(.*?)</code>", names_part, re.S)}
     for name in {n for n, _, _ in raw.decode_kernels("fused")}:
         assert " ".join(name.split()) in shown, name[:100]
     assert "reduce_kernel&lt;512, 1, at::native::ReduceOp&lt;c10::BFloat16" in names_part

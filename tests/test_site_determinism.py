@@ -10,6 +10,7 @@ def test_two_cold_builds_are_byte_identical(built_site, tmp_path):
     assert again.returncode == 0, again.stdout + again.stderr
     first, second = tree_digest(built_site.site), tree_digest(again.site)
     assert len(first) > 20
+    assert any(p.startswith("assets/profsite/fonts/") and p.endswith(".woff2") for p in first)  # the web font too
     assert first.keys() == second.keys()
     assert [p for p in first if first[p] != second[p]] == []
 

@@ -38,6 +38,7 @@ def broken(built_site, tmp_path_factory):
 
 def text(build, url: str) -> str:
     page = build.html(url).split('<article class="md-content__inner', 1)[1]
+    page = re.sub(r"</?code[^>]*>", "", page)  # inline code (a size's name) is part of its sentence
     return html.unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", page)))
 
 

@@ -29,7 +29,7 @@ from generators.settings import Settings
 
 HELP = "extract, update or check the message catalogs under locales/"
 ROOT = Path(__file__).resolve().parents[2]
-KEYWORDS = {"N_": None}
+KEYWORDS = {"N_": None, "NN_": (1, 2)}
 FIXED_DATE = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 WIDTH = 100
 
@@ -97,7 +97,10 @@ def problems(root: Path) -> dict[Path, list[str]]:
         bad = []
         for msgid in ids:
             entry = catalog.get(msgid)
-            if entry is None or not entry.string:
+            strings = (
+                entry.string if entry is not None and isinstance(entry.string, tuple) else (entry and entry.string,)
+            )
+            if entry is None or not all(strings):
                 bad.append(f"untranslated: {msgid!r}")
             elif entry.fuzzy:
                 bad.append(f"fuzzy: {msgid!r}")

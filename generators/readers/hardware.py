@@ -24,6 +24,10 @@ in the field names, as the vendor prints them; :func:`read` converts to base uni
     notes:                 # where sources disagree (dense vs sparse, SXM vs PCIe, ...)
       - {en: "...", zh: "..."}
 
+``name``, ``short_name``, ``form_factor`` and a source's ``title`` are one text for every
+language or a mapping with one per language (``short_name: {en: GB200 (per GPU), zh: GB200 单卡}``)
+where the words need translating.
+
 A value that is not published is ``{value: null, note: {en: ..., zh: ...}}``: the note
 says why. Ridge points are never typed here; they are computed
 (``generators.analysis.hardware``).
@@ -33,7 +37,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
@@ -53,9 +57,13 @@ ISO_DATE = re.compile(r"^\d{4}(-(0[1-9]|1[0-2])(-(0[1-9]|[12]\d|3[01]))?)?$")
 DTYPES = keys(VOCAB_DTYPES)
 
 
+#: One text for every language, or one per language.
+Text = str | Localized
+
+
 class Source(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     id: str
-    title: str
+    title: Text
     date: str  # ISO date of year, month or day precision: 2022, 2022-03, 2022-03-22
     url: str | None = None
 
@@ -75,10 +83,10 @@ class Peak(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
 
 class HardwareFile(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     schema: str
-    name: str
-    short_name: str
+    name: Text
+    short_name: Text
     architecture: str
-    form_factor: str
+    form_factor: Text
     sources: list[Source]
     sm_count: Spec
     memory_gb: Spec
@@ -126,6 +134,13 @@ class GpuSpec:
     nvlink_bytes_per_s: Value
     peaks: dict[str, PeakSpec]  # dtype -> dense (and sparse) peak, in DTYPES order
     notes: tuple[Localized, ...]
+    texts: dict[str, Localized] = field(default_factory=dict)  # name/short_name/form_factor per language
+
+    def text(self, name: str, language: str) -> str:
+        """``name``, ``short_name`` or ``form_factor`` in ``language`` (the same in every
+        language unless the file gives one per language)."""
+        per_language = self.texts.get(name)
+        return per_language[language] if per_language and language in per_language else getattr(self, name)
 
 
 def _check(path: Path, doc: HardwareFile) -> None:
@@ -173,10 +188,10 @@ def read(path: str | os.PathLike[str], languages: tuple[str, ...] = ()) -> GpuSp
     return GpuSpec(
         id=path.stem,
         path=str(path),
-        name=doc.name,
-        short_name=doc.short_name,
+        name=_first(doc.name, languages),
+        short_name=_first(doc.short_name, languages),
         architecture=doc.architecture,
-        form_factor=doc.form_factor,
+        form_factor=_first(doc.form_factor, languages),
         device_names=tuple(doc.device_names),
         sources={s.id: s for s in doc.sources},
         sm_count=_value(doc.sm_count, 1),
@@ -192,7 +207,15 @@ def read(path: str | os.PathLike[str], languages: tuple[str, ...] = ()) -> GpuSp
             if (p := doc.peaks.get(d)) is not None
         },
         notes=tuple(doc.notes),
+        texts={k: v for k in ("name", "short_name", "form_factor") if isinstance(v := getattr(doc, k), dict)},
     )
+
+
+def _first(text: Text, languages: tuple[str, ...]) -> str:
+    """The text in the site's default language (listed first), for code that shows one."""
+    if isinstance(text, str):
+        return text
+    return text[languages[0]] if languages and languages[0] in text else next(iter(text.values()))
 
 
 def read_all(paths: list[Path], folder: Path, languages: tuple[str, ...] = ()) -> list[GpuSpec]:

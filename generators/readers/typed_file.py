@@ -44,7 +44,7 @@ def decode(path: str | os.PathLike[str], kind: Any, *, yaml: bool = False, langu
 def _localized(value: Any, where: str, declared: Any = None):
     """(path, text) of every Localized value inside ``value``, by the declared types."""
     if declared is Localized:
-        if value is not None:
+        if isinstance(value, dict):  # ``str | Localized``: one text for every language, or one each
             yield where, value
         return
     if isinstance(value, msgspec.Struct):

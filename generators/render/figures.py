@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import warnings
 from contextlib import contextmanager
+from pathlib import Path
 
 import matplotlib
 from matplotlib import font_manager
@@ -23,7 +24,6 @@ from matplotlib.figure import Figure
 
 from generators.settings import Language
 
-CJK_FAMILY = "Noto Sans CJK SC"  # the Simplified Chinese face of the collection
 DEFAULT_FAMILY = "DejaVu Sans"  # matplotlib's own; a language's fonts (mkdocs.yml) come first
 
 STYLE = {
@@ -37,13 +37,20 @@ STYLE = {
 }
 
 
-def register_cjk_font() -> None:
-    """Make Noto Sans CJK known to matplotlib (idempotent)."""
-    if any(f.name == CJK_FAMILY for f in font_manager.fontManager.ttflist):
-        return
+def project_font_files() -> list[Path]:
+    """The font files the project installs (``noto-cjk-sans-otc``): the same bytes on every machine."""
     from noto_cjk_sans_otc import FONT_PATH
 
-    font_manager.fontManager.addfont(str(FONT_PATH))
+    return [Path(FONT_PATH)]
+
+
+def register_cjk_font() -> None:
+    """Make the project's Noto Sans CJK known to matplotlib (idempotent), even where a system
+    font of the same family is installed: figures and web fonts use the pinned package's file."""
+    known = {f.fname for f in font_manager.fontManager.ttflist}
+    for path in project_font_files():
+        if str(path) not in known:
+            font_manager.fontManager.addfont(str(path))
 
 
 @contextmanager

@@ -15,7 +15,7 @@ from generators.analysis.roofline import roof_line
 from generators.pieces import Cell, Figure, fragment
 from generators.readers.hardware import DTYPES, GpuSpec, Value
 from generators.render import figures, tables
-from generators.render.i18n import N_, Translator
+from generators.render.i18n import N_, NN_, Translator
 from generators.render.tables import TableBuilder
 from generators.render.units import number, scaled
 
@@ -33,11 +33,14 @@ def overview(result, tr: Translator, options: dict) -> object:
     t.col("l2", N_("L2 cache"), "mib").col("nvlink", N_("NVLink"), "gb_per_s").col("measured", N_("Measured peaks"))
     for gpu in result.gpus:
         runs = result.runs_per_gpu.get(gpu.id, 0)
-        runs_text = N_("{count} run") if runs == 1 else N_("{count} runs")
-        measured = tr.gettext(runs_text, count=tr.integer(runs)) if runs else tr.gettext(N_("not measured"))
+        measured = (
+            tr.ngettext(NN_("{count} run", "{count} runs"), runs, count=tr.integer(runs))
+            if runs
+            else tr.gettext(N_("not measured"))
+        )
         t.row(
             gpu.id,
-            gpu.short_name,
+            gpu.text("short_name", tr.language),
             gpu.architecture,
             gpu.sm_count.value,
             gpu.memory_bytes.value,
@@ -56,7 +59,11 @@ def peak_table(result, tr: Translator, options: dict) -> object:
     for d in used:
         t.col(d, vocab.DTYPES[d], "tflop_per_s")
     for g in result.gpus:
-        t.row(g.id, g.short_name, *[g.peaks[d].dense_flop_per_s if d in g.peaks else None for d in used])
+        t.row(
+            g.id,
+            g.text("short_name", tr.language),
+            *[g.peaks[d].dense_flop_per_s if d in g.peaks else None for d in used],
+        )
     note = tr.gettext(
         N_(
             "Dense peaks in TFLOP/s, without structured sparsity. {dash}: the GPU has no "
@@ -75,7 +82,7 @@ def ridge(result, tr: Translator, options: dict) -> object:
     for d in used:
         t.col(d, vocab.DTYPES[d], "flop_per_byte")
     for g in result.gpus:
-        t.row(g.id, g.short_name, *[by_key.get((g.id, d)) for d in used])
+        t.row(g.id, g.text("short_name", tr.language), *[by_key.get((g.id, d)) for d in used])
     note = tr.gettext(
         N_("Ridge point in FLOP/byte: dense peak divided by memory bandwidth, computed from the two figures above.")
     )
@@ -91,7 +98,7 @@ def roofline(result, tr: Translator, options: dict) -> object:
     rows = result.ridge[result.ridge["dtype"] == dtype]
     if rows.empty:
         return fragment(tr.gettext(N_("No GPU has a {dtype} peak."), dtype=_dtype(tr, dtype)) + "\n")
-    names = {g.id: g.short_name for g in result.gpus}
+    names = {g.id: g.text("short_name", tr.language) for g in result.gpus}
     ridges = list(rows["ridge_flop_per_byte"])  # axis limits (presentation)
     lo = 10 ** math.floor(math.log10(min(ridges) / 20))
     hi = 10 ** math.ceil(math.log10(max(ridges) * 20))
@@ -140,7 +147,7 @@ def measured(result, tr: Translator, options: dict) -> object:
         return fragment(
             tables.text(tr.gettext(N_("Not measured yet: no measured peaks match a GPU of this reference."))) + "\n"
         )
-    names = {g.id: g.short_name for g in result.gpus}
+    names = {g.id: g.text("short_name", tr.language) for g in result.gpus}
     pieces = []
     for kind, unit, label in (
         ("matmul", "tflop_per_s", N_("Matrix product")),
@@ -156,7 +163,7 @@ def measured(result, tr: Translator, options: dict) -> object:
         if kind == "matmul":
             t.col("ridge", N_("Ridge point, measured"), "flop_per_byte")
         for r in rows.itertuples():
-            what = _dtype(tr, r.item) if kind == "matmul" else r.item
+            what = _dtype(tr, r.item) if kind == "matmul" else _measurement(tr, r.item)
             values = [names[r.gpu], f"{r.report}/{r.version}", what, r.measured_per_s, _num(r.spec_per_s)]
             values.append(_num(r.fraction_of_spec))
             if kind == "matmul":
@@ -181,6 +188,10 @@ def measured(result, tr: Translator, options: dict) -> object:
     return fragment(*pieces, d.build())
 
 
+def _measurement(tr: Translator, item: str) -> str:
+    return tr.gettext(vocab.MEASUREMENTS[item]) if item in vocab.MEASUREMENTS else item
+
+
 def _num(x):
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
 
@@ -188,8 +199,8 @@ def _num(x):
 def details(result, tr: Translator, options: dict) -> object:
     out = []
     for gpu in result.gpus:
-        head = [f"### {tables.text(gpu.name)}\n"]
-        facts = [tables.text(gpu.architecture), tables.text(gpu.form_factor)]
+        head = [f"### {tables.text(gpu.text('name', tr.language))}\n"]
+        facts = [tables.text(gpu.architecture), tables.text(gpu.text("form_factor", tr.language))]
         if gpu.device_names:
             facts.append(tr.gettext(N_("CUDA name: {names}"), names=", ".join(f"`{n}`" for n in gpu.device_names)))
         head.append(" · ".join(facts) + "\n")
@@ -219,7 +230,7 @@ def details(result, tr: Translator, options: dict) -> object:
             )
         out.append(t.build())
         notes = "".join(f"- {tables.text(tr.pick(note))}\n" for note in gpu.notes)
-        sources = "; ".join(_source_md(gpu, sid, tr) for sid in gpu.sources)
+        sources = tr.gettext(N_("; ")).join(source_md(gpu, sid, tr) for sid in gpu.sources)
         out.append(notes + "\n" + tr.gettext(N_("Sources: {sources}."), sources=sources) + "\n")
     return fragment(*out)
 
@@ -238,13 +249,27 @@ def _source(gpu: GpuSpec, source_id: str | None, tr: Translator) -> Cell:
     if source_id is None:
         return Cell(None)
     src = gpu.sources[source_id]
-    text = tr.gettext(N_("{title}, {date}"), title=src.title, date=tr.date(src.date))
-    return Cell(text, text, "link" if src.url else "plain", src.url)
+    text = tr.gettext(N_("{title}, {date}"), title=_title(src, tr), date=tr.date(src.date))
+    return Cell(text, text, "link" if src.url else "plain", src.url, cite=isinstance(src.title, str))
 
 
-def _source_md(gpu: GpuSpec, source_id: str, tr: Translator) -> str:
-    src = gpu.sources[source_id]
-    return tr.gettext(N_("{title}, {date}"), title=tables.link(src.title, src.url), date=tr.date(src.date))
+def source_md(gpu: GpuSpec, source_id: str, tr: Translator) -> str:
+    return cite(gpu.sources[source_id], tr)
+
+
+def cite(src, tr: Translator) -> str:
+    """A source in markdown: its title (a link where it has a URL; a published title in
+    <cite>, which keeps its own language) and its date."""
+    title = tables.link(_title(src, tr), src.url)
+    if isinstance(src.title, str):
+        title = f"<cite>{title}</cite>"
+    return tr.gettext(N_("{title}, {date}"), title=title, date=tr.date(src.date))
+
+
+def _title(src, tr: Translator) -> str:
+    """A document's title as published (a <cite>, in its own language), or the file's own
+    description of a source in the page's language."""
+    return src.title if isinstance(src.title, str) else tr.pick(src.title)
 
 
 def _note(note, tr: Translator) -> str:

@@ -19,19 +19,41 @@ one Chinese page would be inconsistent, so all unit labels are catalog messages.
 from __future__ import annotations
 
 import datetime as dt
+import gettext
+import re
+import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from babel.dates import format_skeleton
+from babel.lists import format_list
 from babel.messages.catalog import Catalog
 from babel.messages.pofile import read_po
 from babel.numbers import format_decimal, format_percent
 
 from generators.errors import UserError
-from generators.messages import N_  # noqa: F401  (re-exported: renderers import it from here)
+from generators.messages import N_, NN_  # noqa: F401  (re-exported: renderers import them from here)
 from generators.settings import Language, Localized
 
 DOMAIN = "messages"
+
+
+_WIDE = "\u2e80-\u303f\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff01-\uff60"
+_PUNCT = "\u3000-\u303f\uff01-\uff0f\uff1a-\uff20"  # CJK and full-width punctuation
+_LOOSE = re.compile(rf"(?<=[{_WIDE}])[ \t]+(?=[{_WIDE}])|(?<=[{_PUNCT}])[ \t]+|[ \t]+(?=[{_PUNCT}])")
+
+
+def tighten(text: str) -> str:
+    """A message with its values filled in, without the spaces Chinese and Japanese text never
+    has: between two wide characters (``GB200 单卡 上`` -> ``GB200 单卡上``, where a name that
+    ends in an ideograph meets a translation written for one that ends in a letter) and beside
+    full-width punctuation. Text without wide characters is returned unchanged."""
+    return _LOOSE.sub("", text)
+
+
+def _is_fullwidth_punctuation(char: str) -> bool:
+    return unicodedata.east_asian_width(char) in ("W", "F") and unicodedata.category(char).startswith("P")
 
 
 def catalog_path(locales_dir: Path, language: Language) -> Path:
@@ -75,15 +97,28 @@ class Translator:
     def gettext(self, message: str, **values: object) -> str:
         """The translation of ``message``; ``{name}`` placeholders are filled from ``values``."""
         text = message if self.catalog is None else self._lookup(message)
-        return text.format(**values) if values else text
+        return tighten(text.format(**values)) if values else text
+
+    def ngettext(self, message: tuple[str, str], n: int, **values: object) -> str:
+        """The form of ``message`` (``NN_(singular, plural)``) for the number ``n`` - the
+        catalog's plural rule (``Plural-Forms``; Chinese has one form), English's otherwise."""
+        if self.catalog is None:
+            text = message[0] if n == 1 else message[1]
+        else:
+            forms = self._lookup(message)
+            forms = forms if isinstance(forms, tuple) else (forms,)
+            index = gettext.c2py(self.catalog.plural_expr)(n)
+            text = forms[min(index, len(forms) - 1)]
+        return tighten(text.format(**values)) if values else text
 
     def pick(self, text: Localized) -> str:
         """The page language's text of a :data:`~generators.settings.Localized` value from data."""
         return text[self.language]
 
-    def _lookup(self, message: str) -> str:
+    def _lookup(self, message: str | tuple[str, str]):
         entry = self.catalog.get(message)
-        if entry is None or not entry.string:
+        strings = entry.string if entry is not None and isinstance(entry.string, tuple) else (entry and entry.string,)
+        if entry is None or not all(strings):
             raise UserError(
                 self.catalog_file,
                 f"no {self.language} translation for message {message!r} "
@@ -95,6 +130,24 @@ class Translator:
                 f"the {self.language} translation of {message!r} is marked fuzzy; review it and remove the fuzzy flag",
             )
         return entry.string
+
+    def spaced(self, *parts: str) -> str:
+        """Texts (already translated: sentences, or a label and its value) joined with a space,
+        except beside full-width punctuation, which carries its own space in Chinese and Japanese
+        text (``…显示。柱按…``, ``未知（无指标）0.0%``; but ``延迟受限 71.4%``)."""
+        out = ""
+        for part in (p.strip() for p in parts):
+            if not part:
+                continue
+            tight = out and (_is_fullwidth_punctuation(out[-1]) or _is_fullwidth_punctuation(part[0]))
+            out += part if not out or tight else " " + part
+        return out
+
+    def list(self, items: Iterable[str], style: str = "standard") -> str:
+        """Items joined as the page's locale writes a list (CLDR, via babel):
+        ``A, B, and C`` / ``A、B和C``."""
+        items = [str(i) for i in items]
+        return format_list(items, style=style, locale=self.locale) if items else ""
 
     # -- numbers ----------------------------------------------------------------------
     def number(self, value: float, digits: int = 1) -> str:

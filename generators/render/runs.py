@@ -12,6 +12,8 @@ KIND_LABELS = {
     "ncu": N_("Nsight Compute metrics"),
     "sweep": N_("size sweep"),
     "peaks": N_("measured peaks"),
+    "microbench": N_("microbenchmarks"),
+    "ddp": N_("data-parallel training (DDP)"),
 }
 
 

@@ -42,6 +42,13 @@ def code(value: str) -> str:
     return f"<code>{text(value)}</code>"
 
 
+def spans(value: str) -> Cell:
+    """A data text whose identifiers are in backticks (``RMSNorm 中的 `torch.rsqrt`。``) as a
+    cell: the text without the backticks, the identifiers in code type (``Cell.codes``)."""
+    parts = value.split("`")
+    return Cell("".join(parts), "".join(parts), codes=tuple(parts[1::2]))
+
+
 class TableBuilder:
     """``t = TableBuilder("top", tr); t.col(...); t.row(key, ...); t.build()``."""
 

@@ -93,11 +93,14 @@ def dashboard_html(entries: list[Entry], tr: Translator, here: str) -> str:
             title = title if len(title) <= LONG else title[: LONG - 1] + "…"
             comments = tr.gettext(N_("comments: {count}"), count=tr.integer(len(e.thread.comments)))
             note = f" <em>{html.escape(tr.gettext(e.note, version=e.version or '—'))}</em>" if e.note else ""
+            # " (v1) · " after the page's title; Chinese: "（v1）· " with no space beside the brackets
+            version = tr.gettext(N_(" ({version}) · "), version=e.thread.target.version or "—")
             out.append(
-                f'<li data-thread="{html.escape(e.thread.id)}">{_link(e, tr, here, f"#thread-{e.thread.id}")} '
-                f"({html.escape(e.thread.target.version or '—')}) · {html.escape(first.author)} · "
+                f'<li data-thread="{html.escape(e.thread.id)}">{_link(e, tr, here, f"#thread-{e.thread.id}")}'
+                f"{html.escape(version)}"
+                f'<span translate="no">{html.escape(first.author)}</span> · '
                 f"{time_text(first.created)} · {html.escape(comments)} · "
-                f"<span>{html.escape(title)}</span>{note}</li>"
+                f'<span translate="no">{html.escape(title)}</span>{note}</li>'
             )
         out.append("</ul>")
     return "\n".join(out) + "\n"

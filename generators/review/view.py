@@ -85,10 +85,13 @@ def comment_html(comment, tr: Translator, languages: Languages) -> str:
         auto = f' <span class="ps-comment__bot">{html.escape(tr.gettext(AUTOMATED))}</span>'
     return (
         f'<li class="ps-comment" lang="{html.escape(lang)}">'
-        f'<div class="ps-comment__meta"><span class="ps-comment__author">{html.escape(comment.author)}</span>{auto} '
+        f'<div class="ps-comment__meta"><span class="ps-comment__author" translate="no">'
+        f"{html.escape(comment.author)}</span>{auto} "
         f'<time datetime="{html.escape(comment.created)}">{time_text(comment.created)}</time> '
         f'<span class="ps-comment__lang" title="{html.escape(mark)}">{html.escape(mark)}</span></div>'
-        f'<div class="ps-comment__body">{markdown.to_html(body)}</div></li>'
+        # a comment is its author's text, never translated by the site (translate="no": the
+        # typography check leaves it as written, like the names of authors)
+        f'<div class="ps-comment__body" translate="no">{markdown.to_html(body)}</div></li>'
     )
 
 
@@ -155,7 +158,7 @@ def thread_html(
     where = html.escape(where_text(thread, place, tr, page_version, what))
     return (
         f'<div class="ps-thread ps-thread--{status}"{attrs}>'
-        f'<div class="ps-thread__head"><span class="ps-status ps-status--{status}">{label}</span> '
+        f'<div class="ps-thread__head"><span class="ps-status ps-status--{status}">{label}</span> · '
         f'<span class="ps-thread__where">{where}</span> '
         f'<a class="ps-thread__link" href="#thread-{html.escape(thread.id)}">#</a></div>'
         f'{quote_html}<ol class="ps-comments">{comments}</ol></div>'
@@ -186,7 +189,9 @@ def counts_text(threads: list[tuple[Thread, str]], tr: Translator) -> str:
     """``threads``: (thread, status as shown)."""
     counts = {s: sum(1 for _, shown in threads if shown == s) for s in STATUS}
     return " · ".join(
-        f"{tr.gettext(STATUS[s])}: {tr.integer(n)}" for s, n in counts.items() if n or s in ("open", "resolved")
+        tr.gettext(N_("{term}: {text}"), term=tr.gettext(STATUS[s]), text=tr.integer(n))
+        for s, n in counts.items()
+        if n or s in ("open", "resolved")
     )
 
 

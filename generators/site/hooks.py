@@ -11,6 +11,13 @@
   and quiets jieba's start-up chatter.
 * ``on_files`` (after mkdocs-static-i18n) adds the pages of older report versions
   (``generators.site.versions``).
+* ``on_page_content`` removes line breaks between two Chinese characters from the page's HTML,
+  which browsers would draw as spaces (``generators.site.segment_breaks``).
+* ``on_post_build``, once the last language and the search index are written, subsets each
+  language's font to the CJK characters the site shows and writes it with its stylesheet
+  (``generators.site.webfonts``).
+* ``on_post_template`` gives the 404 page a heading without words: Material's says "404 - Not
+  found" in English, and the site's one ``404.html`` is written by the last language's build.
 * ``on_post_page`` drops the ``<link rel="alternate" hreflang>`` tags from each page's head.
   mkdocs-material's JavaScript fetches ``sitemap.xml`` relative to each of them, assuming
   they point at a language's root; mkdocs-static-i18n points them at the page's own
@@ -76,8 +83,31 @@ def on_files(files, config):
     return files
 
 
+def on_page_content(html, page, config, files):
+    return importlib.import_module("generators.site.segment_breaks").join_wide_lines(html)
+
+
+NOT_FOUND = re.compile(r"<h1>404 - Not found</h1>")
+
+
+def on_post_template(output, template_name, config):
+    return NOT_FOUND.sub("<h1>404</h1>", output) if template_name == "404.html" else output
+
+
 ALTERNATE_LINK = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang="[^"]*">')
 
 
 def on_post_page(output, page, config):
     return ALTERNATE_LINK.sub("", output)
+
+
+# after mkdocs-static-i18n (-100), whose on_post_build builds the other languages, and after the
+# review hooks (-200), which write the review panels and the dashboard into the pages: the web
+# font must see every character the finished site shows
+@event_priority(-300)
+def on_post_build(config):
+    i18n = config.plugins.get("i18n")
+    if i18n is not None and i18n.building:
+        return  # one language's build inside static-i18n's loop: the site is not complete yet
+    settings = importlib.import_module("generators.settings").Settings.from_mkdocs(config)
+    importlib.import_module("generators.site.webfonts").publish(Path(config.site_dir), settings)

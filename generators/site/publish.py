@@ -23,6 +23,7 @@ import csv
 import html
 import io
 import posixpath
+import re
 
 from mkdocs.structure.files import File, Files, InclusionLevel
 
@@ -84,9 +85,16 @@ def _numeric(unit: str | None) -> str:
 
 def _cell(cell: Cell, align: str, numeric: bool) -> str:
     text = DASH if cell.text is None else html.escape(cell.text)
+    if cell.text is not None and cell.codes:
+        text = _code_spans(text, cell.codes)
     if cell.text is not None and cell.style == "code":
-        text = f"<code>{text}</code>"
-    elif cell.text is not None and cell.style == "link" and cell.href:
+        # a short identifier (small, aten::mul) stays on one line; a long name (a demangled
+        # kernel) may break anywhere, or its column would widen the table past the page
+        short = len(cell.text) <= SHORT_CODE and not any(c.isspace() for c in cell.text)
+        text = f'<code class="ps-nowrap">{text}</code>' if short else f"<code>{text}</code>"
+    if cell.text is not None and cell.cite:
+        text = f"<cite>{text}</cite>"
+    if cell.text is not None and cell.style == "link" and cell.href:
         text = f'<a href="{html.escape(cell.href)}">{text}</a>'
     elif cell.text is not None and cell.style == "strong":
         text = f"<strong>{text}</strong>"
@@ -94,6 +102,17 @@ def _cell(cell: Cell, align: str, numeric: bool) -> str:
     if numeric:
         sort = f' data-sort="{_sort_value(cell.value)}"'
     return f'<td class="ps-{align}"{sort}>{text}</td>'
+
+
+SHORT_CODE = 32  # characters: aten::_cudnn_attention_forward fits, a templated kernel name does not
+
+
+def _code_spans(escaped: str, codes: tuple[str, ...]) -> str:
+    """``escaped`` with each whole occurrence of an identifier in ``codes`` as ``<code>``
+    (longest first, so ``o_proj`` does not match inside ``experts_o_proj``)."""
+    names = sorted({html.escape(c) for c in codes if c}, key=len, reverse=True)
+    pattern = re.compile(r"(?<![A-Za-z0-9_.])(" + "|".join(re.escape(n) for n in names) + r")(?![A-Za-z0-9_.])")
+    return pattern.sub(r"<code>\1</code>", escaped)
 
 
 def _sort_value(value) -> str:

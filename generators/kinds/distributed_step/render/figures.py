@@ -66,7 +66,7 @@ def metrics(result, tr: Translator, options: dict) -> object:
             svg = figures.to_svg(fig)
         caption = tr.gettext(N_("{metric} of each rank."), metric=tr.gettext(label))
         if len(bars) <= MAX_LISTED:
-            listed = "; ".join(
+            listed = tr.gettext(N_("; ")).join(
                 tr.gettext(
                     N_("rank {rank}: {value}"),
                     rank=b[0],

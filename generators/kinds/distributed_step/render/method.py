@@ -68,9 +68,13 @@ def _pairs(key: str, items: dict, tr: Translator, title: str, as_text: bool = Fa
     t = TableBuilder(key, tr)
     t.col("key", title).col("value", N_("Value"))
     for k, v in items.items():
-        label = tr.gettext(KEY_LABELS[k]) if k in KEY_LABELS else Cell(k, k, "code")
+        name = tr.gettext(KEY_LABELS[k]) if k in KEY_LABELS else None
+        label = Cell(name, name, codes=(k,)) if name else Cell(k, k, "code")  # (d_model) in code type
         shown = str(v) if as_text and v is not None else _value(v, tr)
-        t.row(k, label, Cell(shown, shown if isinstance(v, bool) else v))
+        # text recorded by the capture (versions, AdamW(lr=1e-4), how the rank was slowed) is
+        # shown as recorded, in code type: it is data, not a sentence of the page's language
+        style = "code" if isinstance(v, str) else "plain"
+        t.row(k, label, Cell(shown, shown if isinstance(v, bool) else v, style))
     return t.build()
 
 
@@ -84,7 +88,7 @@ def setup(result, tr: Translator, options: dict) -> object:
     hw.col("key", N_("Hardware")).col("value", N_("Value"))
     names = ddp.gpus if ddp and ddp.gpus else ([meta.gpu.name] if meta else [])
     hw.row("gpus", tr.gettext(N_("GPUs (as CUDA names them)")), ", ".join(names) or DASH)
-    hw.row("reference", tr.gettext(N_("Hardware reference")), gpu.name)
+    hw.row("reference", tr.gettext(N_("Hardware reference")), gpu.text("name", tr.language))
     for key, label, value, unit in (
         ("memory", N_("Memory per GPU (GB)"), gpu.memory_bytes, "gb"),
         ("nvlink", N_("NVLink bandwidth per GPU (GB/s)"), gpu.nvlink_bytes_per_s, "gb_per_s"),
@@ -99,7 +103,7 @@ def setup(result, tr: Translator, options: dict) -> object:
     out = [hw.build()]
     if result.topology:
         out.append(
-            tr.gettext(N_("How the GPUs are connected (nvidia-smi topo -m):")) + "\n\n" + _code_block(result.topology)
+            tr.gettext(N_("How the GPUs are connected (`nvidia-smi topo -m`):")) + "\n\n" + _code_block(result.topology)
         )
     if meta:
         out += [
@@ -131,7 +135,7 @@ RULES = (
         "Busy, idle, compute, communication: per GPU, over its traced window (the first to the last kernel or "
         "memory operation). Busy is the length of the union of all of them, idle the rest of the window; compute "
         "and communication are the lengths of the unions of computation and of NCCL kernels (a kernel whose name "
-        "starts with nccl); overlapped is the time both ran at once, and the overlapped share is that time "
+        "starts with `nccl`); overlapped is the time both ran at once, and the overlapped share is that time "
         "divided by the communication time. The same definitions as Holistic Trace Analysis."
     ),
     N_(
@@ -139,7 +143,7 @@ RULES = (
         "range's windows, on any thread of the same process (DDP launches its all-reduces from its own thread)."
     ),
     N_(
-        "Step time: the wall time of each window of the {step} range on the host, as record_function wrote it. "
+        "Step time: the wall time of each window of the {step} range on the host, as `record_function` wrote it. "
         "The straggler is the rank whose {step} windows take longest on average; ties go to the lower rank."
     ),
     N_(
@@ -147,17 +151,17 @@ RULES = (
         "order, so the n-th collective of a group on one rank and the n-th on another are one operation. "
         "Collectives are keyed by PyTorch's record on the kernel (process group and collective name; without it, "
         "the kernel name). The element counts of the n-th collectives must agree; a key whose counts or sizes "
-        "differ between ranks is not lined up and is listed. Point-to-point kernels (send, receive) are not lined up."
+        "differ between ranks is not lined up and is listed. Point-to-point kernels (`send`, `recv`) are not lined up."
     ),
     N_(
         "Wait: in one collective, the rank whose kernel starts last is the last to arrive. Every other rank waited "
         "from its own kernel's start until that start, and never longer than its own kernel ran: "
-        "wait = min(last start − own start, own duration). The last rank waits zero. {clipped} waits were cut at "
-        "the kernel's duration: the kernel ended before the last rank's started, which a short broadcast from "
-        "the root can do."
+        "wait = the smaller of (last start − own start) and own duration. The last rank waits zero. "
+        "{clipped} waits were cut at the kernel's duration: the kernel ended before the last rank's started, "
+        "which a short broadcast from the root can do."
     ),
     N_(
-        "Clocks: the traces' times plus each file's baseTimeNanoseconds, the host's clock. The ranks of one host "
+        "Clocks: the traces' times plus each file's `baseTimeNanoseconds`, the host's clock. The ranks of one host "
         "share it; across hosts the waits are as good as the hosts' clock synchronisation."
     ),
 )

@@ -75,7 +75,7 @@ def overview(result, tr: Translator, options: dict) -> object:
     if "capture.slow_rank" in result.facts:
         items.append(
             tr.gettext(
-                N_("The capture slowed rank {rank} on purpose, by {delay} per step (meta.json)."),
+                N_("The capture slowed rank {rank} on purpose, by {delay} per step (`meta.json`)."),
                 rank=f("capture.slow_rank"),
                 delay=f("capture.slow_delay", "ms"),
             )
@@ -221,7 +221,7 @@ def waits(result, tr: Translator, options: dict) -> object:
         )
     out = [per_key.build(), tr.gettext(N_("The longest single waits:")) + "\n", top.build()]
     for u in c.unmatched:
-        counts = ", ".join(
+        counts = tr.list(
             tr.gettext(N_("rank {rank}: {n}"), rank=tr.integer(r), n=tr.integer(k)) for r, k in u.counts.items()
         )
         reason = N_("different numbers of kernels") if u.reason == "count" else N_("different message sizes")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from generators.kinds.kernel_profile.render.tables import fact
 from generators.pieces import Cell, fragment
+from generators.render import tables
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder
 from generators.render.units import auto, scaled, show
@@ -88,7 +89,7 @@ DESIGN = (
         N_("DRAM bytes ÷ kernel time"),
         None,
     ),
-    ("hw.l2_bytes", N_("L2 cache"), N_("meta.json"), "mib"),
+    ("hw.l2_bytes", N_("L2 cache"), N_("the capture's `meta.json`"), "mib"),
     ("hw.weights_over_l2", N_("Weights ÷ L2"), N_("weight bytes per step ÷ L2 size"), "count1"),
     ("primary.kv.bytes_per_position", N_("KV cache per position"), N_("keys and values of all layers"), "kib"),
     ("hw.kv_bytes_at_max", N_("KV cache at the longest traced length"), N_("per position × key length"), "mib1"),
@@ -111,7 +112,7 @@ def hardware_design(result, tr: Translator, options: dict) -> object:
         if q is None:
             continue
         shown = unit or auto(q)  # the CSV holds the number in the unit the cell shows
-        t.row(key, tr.gettext(label), Cell(show(q, tr, shown), scaled(q.value, shown)), tr.gettext(how))
+        t.row(key, tr.gettext(label), Cell(show(q, tr, shown), scaled(q.value, shown)), tables.spans(tr.gettext(how)))
     note = tr.gettext(
         N_(
             "Bandwidth: the measured device-to-device copy, {copy}. Launch budget: a launch that costs the host "
@@ -147,7 +148,10 @@ READING = (
     (
         N_("L1/TEX and L2 hit rate"),
         N_("the share of sector requests the cache served"),
-        N_("counters sampled per slice can exceed 100 % by a fraction: read them as 100 %"),
+        N_(
+            "a short launch that does not fill the GPU can read above 100 %: Nsight Compute counts hits and "
+            "lookups in different replay passes; read it as about 100 %"
+        ),
     ),
     (
         N_("Achieved occupancy"),

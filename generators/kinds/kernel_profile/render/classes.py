@@ -110,7 +110,9 @@ def review(result, tr: Translator, options: dict) -> object:
             tr.gettext(vocab.REASONS[r.reason][0]),
         )
     legend = "".join(
-        f"- {tr.gettext(vocab.REASONS[k][0])}: {reason_text(k, result, tr)}\n"
+        "- "
+        + tr.gettext(N_("{term}: {text}"), term=tr.gettext(vocab.REASONS[k][0]), text=reason_text(k, result, tr))
+        + "\n"
         for k in dict.fromkeys(v.review_rows["reason"])
     )
     note = tr.gettext(
@@ -184,7 +186,7 @@ def ridge(result, tr: Translator, options: dict) -> object:
         ),
         spec=fact(result, "bandwidth.spec", tr, "tb_per_s"),
         measured=fact(result, "bandwidth.measured", tr, "tb_per_s"),
-        gpu=tables.text(result.gpu.short_name),
+        gpu=tables.text(result.gpu.text("short_name", tr.language)),
         source=tr.gettext(vocab.SOURCES[result.config.classification.ridge_peaks]),
     )
     return fragment(t.build(), note + "\n")

@@ -65,28 +65,41 @@ def _caption(column: str, spread, label: str, kind: str, tr: Translator) -> str:
         fence_high=show_value(spread.high_shown),
         k=tr.number(TUKEY_K, 1),
     )
+    parts = [text]
     if spread.low_clipped:
-        text += " " + tr.gettext(
-            N_("Tukey's lower fence, {fence}, lies below the metric's range and is shown as {bound}."),
-            fence=show_value(spread.low_fence),
-            bound=show_value(spread.low_shown),
+        parts.append(
+            tr.gettext(
+                N_("Tukey's lower fence, {fence}, lies below the metric's range and is shown as {bound}."),
+                fence=show_value(spread.low_fence),
+                bound=show_value(spread.low_shown),
+            )
         )
     if spread.high_clipped:
-        text += " " + tr.gettext(
-            N_("Tukey's upper fence, {fence}, lies above the metric's range and is shown as {bound}."),
-            fence=show_value(spread.high_fence),
-            bound=show_value(spread.high_shown),
+        parts.append(
+            tr.gettext(
+                N_("Tukey's upper fence, {fence}, lies above the metric's range and is shown as {bound}."),
+                fence=show_value(spread.high_fence),
+                bound=show_value(spread.high_shown),
+            )
         )
     if spread.above_range:
-        text += " " + tr.gettext(
-            N_(
-                "{count} launches read above 100 % (up to {high}): Nsight Compute samples the counter per "
-                "unit, and the ratio can overshoot by a fraction; read them as 100 %."
-            ),
-            count=tr.integer(spread.above_range),
-            high=show_value(spread.maximum),
+        # Why a ratio can pass 100 %: Nsight Compute Kernel Profiling Guide, "Range and Precision"
+        # (multi-pass data collection; asynchronous GPU activity on shared units such as the L2).
+        parts.append(
+            tr.gettext(
+                N_(
+                    "{count} launches read above 100 % (up to {high}), and are not counted as outliers: Nsight "
+                    "Compute counts a ratio's numerator and denominator (here hits and lookups) in different replay "
+                    "passes, which differ for a short launch that does not fill the GPU, and a shared unit such as "
+                    "the L2 also serves other clients; so a ratio can pass 100 % (Kernel Profiling Guide, "
+                    "“Range and Precision”). Read them as about 100 %."
+                ),
+                count=tr.integer(spread.above_range),
+                high=show_value(spread.maximum),
+            )
         )
-    return text + " " + tr.gettext(N_("Bars are stacked by class."))
+    parts.append(tr.gettext(N_("Bars are stacked by class.")))
+    return tr.spaced(*parts)
 
 
 def histograms(result, tr: Translator, options: dict) -> object:
@@ -258,7 +271,11 @@ def roofline(result, tr: Translator, options: dict) -> object:
         ax.set_yscale("log")
         ax.set_xlabel(tr.gettext(N_("Arithmetic intensity (FLOP/byte of DRAM traffic)")))
         ax.set_ylabel(tr.gettext(N_("Achieved throughput (TFLOP/s)")))
-        ax.set_title(tr.gettext(N_("Roofline of the profiled launches on the {gpu}"), gpu=result.gpu.short_name))
+        ax.set_title(
+            tr.gettext(
+                N_("Roofline of the profiled launches on the {gpu}"), gpu=result.gpu.text("short_name", tr.language)
+            )
+        )
         ax.legend(fontsize=7, loc="lower right")
         svg = figures.to_svg(fig)
     caption = tr.gettext(

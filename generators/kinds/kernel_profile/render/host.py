@@ -35,7 +35,7 @@ def host(result, tr: Translator, options: dict) -> object:
         t.row(name, tr.pick(result.config.variants[name].label), *[None if q is None else q.value for q in values])
     note = tr.gettext(
         N_(
-            "From the profiled run's trace: the profiler (with record_shapes) slows the host, so these times "
+            "From the profiled run's trace: the profiler (with `record_shapes`) slows the host, so these times "
             "are upper bounds of the run without it. Operator time: the top-level ATen operator calls that "
             "start inside the range. Host time per launch: range wall time ÷ kernel launches. GPU idle: the "
             "time between the first kernel's start and the last kernel's end with no kernel running."

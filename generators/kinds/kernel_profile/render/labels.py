@@ -98,8 +98,9 @@ def friendly(row, tr: Translator) -> str:
     return tables.text(friendly_text(row, tr))
 
 
-def description(row, tr: Translator) -> str:
-    return row.description.get(tr.language, "")
+def description(row, tr: Translator) -> Cell:
+    """The rule's description in the page's language; `identifiers` in code type."""
+    return tables.spans(row.description.get(tr.language, ""))
 
 
 def library(row, tr: Translator) -> str:

@@ -17,7 +17,6 @@ from generators.kinds.kernel_profile.render.classes import reason_text
 from generators.kinds.kernel_profile.render.method_text import FORMULAS, RULE_NOTE, RULE_STEPS, formula_args
 from generators.kinds.kernel_profile.render.tables import fact
 from generators.pieces import Cell, fragment
-from generators.render import tables
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder
 from generators.render.units import number, scaled
@@ -88,11 +87,19 @@ def _pairs(key: str, items: dict, tr: Translator, title: str, as_text: bool = Fa
     t = TableBuilder(key, tr)
     t.col("key", title).col("value", N_("Value"))
     for k, v in items.items():
-        label = tr.gettext(KEY_LABELS[k]) if k in KEY_LABELS else L.code_cell(k)
+        name = tr.gettext(KEY_LABELS[k]) if k in KEY_LABELS else None
+        label = Cell(name, name, codes=(k,)) if name else L.code_cell(k)  # (d_model) in code type
         shown = str(v) if as_text and v is not None else _value(v, tr)
         raw = shown if isinstance(v, (bool, list)) else v  # a list or yes/no: the CSV holds the text
-        t.row(k, label, Cell(shown, raw))
+        t.row(k, label, Cell(shown, raw, _verbatim(v)))
     return t.build()
+
+
+def _verbatim(value) -> str:
+    """Text recorded by the capture (a version string, ``greedy``, ``random (seed 0)``) is shown
+    as it was recorded, in code type: it is data, not a sentence of the page's language."""
+    words = value if isinstance(value, list) else [value]
+    return "code" if words and all(isinstance(w, str) for w in words) else "plain"
 
 
 def _bytes(value, unit: str, tr: Translator) -> Cell:
@@ -103,7 +110,9 @@ def _bytes(value, unit: str, tr: Translator) -> Cell:
 def setup(result, tr: Translator, options: dict) -> object:
     meta = result.meta
     if meta is None:
-        return fragment(tr.gettext(N_("This report's data folder has no meta.json: the setup is not recorded.")) + "\n")
+        return fragment(
+            tr.gettext(N_("This report's data folder has no `meta.json`: the setup is not recorded.")) + "\n"
+        )
     gpu = meta.gpu
     hw = TableBuilder("hardware", tr)
     hw.col("key", N_("Hardware")).col("value", N_("Value"))
@@ -137,8 +146,9 @@ def _profilers(result, tr: Translator) -> str:
         if "metrics" in files:
             text += tr.gettext(N_(", Nsight Compute metrics {metrics}"), metrics=L.code(files["metrics"]))
         items.append(f"- {text}")
-    version = (result.meta.software.get("ncu") if result.meta else None) or L.DASH
-    items.append("- " + tr.gettext(N_("Nsight Compute version: {version}"), version=tables.text(version)))
+    version = result.meta.software.get("ncu") if result.meta else None
+    shown = L.code(version) if version else L.DASH  # ncu's own version line, as recorded
+    items.append("- " + tr.gettext(N_("Nsight Compute version: {version}"), version=shown))
     commands = list(result.meta.commands if result.meta else [])
     commands += [
         run.commands[0] for name, run in (result.ncu_runs or {}).items() if name in result.variants and run.commands
@@ -161,19 +171,25 @@ def _option(command: str, flag: str) -> str | None:
 
 def _controls(command: str, tr: Translator) -> str:
     """ncu's clock and cache control, as the command set them or ncu's defaults (base, all)."""
-    default = tr.gettext(N_("(ncu's default)"))
+
+    def default(value: str) -> str:
+        return tr.gettext(N_("{value} (ncu's default)"), value=L.code(value))
+
     clock, cache = _option(command, "--clock-control"), _option(command, "--cache-control")
     text = tr.gettext(
         N_("Clock control: {clock}. Cache control: {cache}."),
-        clock=L.code(clock) if clock else f"{L.code('base')} {default}",
-        cache=L.code(cache) if cache else f"{L.code('all')} {default}",
+        clock=L.code(clock) if clock else default("base"),
+        cache=L.code(cache) if cache else default("all"),
     )
     if (cache or "all") == "all":
-        text += " " + tr.gettext(
-            N_(
-                "ncu flushes the caches before each replay pass and runs one kernel at a time, "
-                "so durations under ncu are longer than in the trace."
-            )
+        text = tr.spaced(
+            text,
+            tr.gettext(
+                N_(
+                    "ncu flushes the caches before each replay pass and runs one kernel at a time, "
+                    "so durations under ncu are longer than in the trace."
+                )
+            ),
         )
     return text
 
@@ -191,9 +207,7 @@ def methodology(result, tr: Translator, options: dict) -> object:
             continue
         label = L.label(result.config.variants[name].label, tr)
         out.append(
-            tr.gettext(
-                N_("Nsight Compute, {variant} (status: {status}):"), variant=label, status=tables.text(run.status)
-            )
+            tr.gettext(N_("Nsight Compute, {variant} (status: {status}):"), variant=label, status=L.code(run.status))
             + "\n"
         )
         out.append(_code_block(run.commands or [L.DASH]))
@@ -231,7 +245,7 @@ def methodology(result, tr: Translator, options: dict) -> object:
     out += [f"{i}. {tr.gettext(text, **args)}" for i, text in enumerate(RULE_STEPS, 1)]
     out.append("")
     out.append(tr.gettext(RULE_NOTE, **args) + "\n")
-    out.append(tr.gettext(N_("Needs review, with the thresholds of report.yml:")) + "\n")
+    out.append(tr.gettext(N_("Needs review, with the thresholds of `report.yml`:")) + "\n")
     out += [f"- {reason_text(k, result, tr)}" for k in vocab.REASONS]
     out.append("")
     out.append(

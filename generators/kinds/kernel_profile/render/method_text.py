@@ -27,8 +27,8 @@ FORMULAS = [
         "the range."
     ),
     N_(
-        "Per step: divided by the traced steps ({steps_key} in meta.json). Wall time per token: the median "
-        "un-profiled generation (timing.json) ÷ its new tokens. GPU idle (estimate) = 1 − kernel time per step "
+        "Per step: divided by the traced steps ({steps_key} in `meta.json`). Wall time per token: the median "
+        "un-profiled generation (`timing.json`) ÷ its new tokens. GPU idle (estimate) = 1 − kernel time per step "
         "÷ wall time per token."
     ),
     N_(
@@ -56,13 +56,13 @@ FORMULAS = [
         "from {peaks_file} (measured matmul peaks and device-to-device copy bandwidth)."
     ),
     N_(
-        "Operator of a kernel: the kernel's External id names the innermost ATen operator call that launched "
-        "it (the profiler copies it from the launching runtime call); that call's Input Dims and Input type "
-        "come from record_shapes. A call site is a kernel with one operator, grid and block."
+        "Operator of a kernel: the kernel's `External id` names the innermost ATen operator call that launched "
+        "it (the profiler copies it from the launching runtime call); that call's `Input Dims` and `Input type` "
+        "come from `record_shapes`. A call site is a kernel with one operator, grid and block."
     ),
     N_(
         "Useful FLOPs, from the shapes: 2 · M · K · N for {mm} and {addmm} (A[M, K] · B[K, N]), 2 · b · M · K · N "
-        "for {bmm}, 2 · B · H · Lq · Lk · (D + Dv) for attention (Q · Kᵀ and P · V; softmax and scaling not "
+        "for {bmm}, `2 · B · H · Lq · Lk · (D + Dv)` for attention (Q · Kᵀ and P · V; softmax and scaling not "
         "counted). They go to the first kernel of the call (a split-K reduction gets none). A profiled launch "
         "takes the median useful FLOPs of its call site (joined on trace name, grid and block). Executed FLOPs "
         "are the tensor and CUDA-core operations below; the rooflines show both."
@@ -89,7 +89,7 @@ RULE_STEPS = [
     N_(
         "latency-bound: the busier of SM throughput and memory throughput stays below {busy} of peak (neither "
         "unit is substantially busy), or the grid has fewer than {min_grid} thread blocks ({min_blocks} × the "
-        "{sms} SMs of meta.json): most SMs have nothing to run."
+        "{sms} SMs of `meta.json`): most SMs have nothing to run."
     ),
     N_(
         "Otherwise the busier unit decides: SM throughput more than {margin} points above memory throughput: "
@@ -103,7 +103,7 @@ RULE_STEPS = [
     ),
 ]
 RULE_NOTE = N_(
-    "The thresholds are report.yml's classification settings. Nsight Compute's own Speed-of-Light rule is "
+    "The thresholds are the `classification` settings of `report.yml`. Nsight Compute's own Speed-of-Light rule is "
     "stricter: below {sol} of peak on both units it reports latency issues; by that threshold only {sol_count} "
     "profiled launches would not be latency-bound."
 )

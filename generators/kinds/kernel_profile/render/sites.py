@@ -16,7 +16,7 @@ from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder
 
 NO_SHAPES = N_(
-    "This variant's timeline records no operator shapes (a Kineto trace with record_shapes=True does): "
+    "This variant's timeline records no operator shapes (a Kineto trace with `record_shapes=True` does): "
     "kernels cannot be split by call site."
 )
 
@@ -68,7 +68,7 @@ def sites(result, tr: Translator, options: dict) -> object:
     note = tr.gettext(
         N_(
             "The top {n} kernels of the {variant} variant split by call site: the operator that launched "
-            "each kernel and its input shapes, from the trace (External id of the kernel to its operator "
+            "each kernel and its input shapes, from the trace (the kernel's `External id` to its operator "
             "call). One kernel runs several projections with different grids; a number shown as a range "
             "varies between calls (the KV length grows by one each step). #: rank of the call site by "
             "total time among all {count}. Class: the most frequent class of its profiled launches."

@@ -55,7 +55,7 @@ def overview(result, tr: Translator, options: dict) -> object:
     ]
     if v.class_counts is not None:
         shares = L.listing(
-            [f"{L.cls(r.cls, tr)} {f(f'class.{r.cls}.time_share')}" for r in v.class_counts.itertuples()], tr
+            [tr.spaced(L.cls(r.cls, tr), f(f"class.{r.cls}.time_share")) for r in v.class_counts.itertuples()], tr
         )
         items.append(tr.gettext(N_("Kernel time by class: {shares}."), shares=shares))
     if f"{p}.gemm.bandwidth" in result.facts:

@@ -96,7 +96,9 @@ def _roofline_panel(ax, result, model: str, gpu: str, lo: float, hi: float, tr: 
     ax.set_xlim(lo, hi)
     ax.set_xlabel(tr.gettext(N_("Arithmetic intensity (FLOP/byte)")))
     w = tables_format(result, gpu)
-    ax.set_title(tr.gettext(N_("{gpu}, {w} weights"), gpu=L.gpu_name(result, gpu), w=L.precision(w, tr)), fontsize=9)
+    ax.set_title(
+        tr.gettext(N_("{gpu}, {w} weights"), gpu=L.gpu_name(result, gpu, tr), w=L.precision(w, tr)), fontsize=9
+    )
 
 
 def roofline(result, tr: Translator, options: dict) -> object:
@@ -118,10 +120,14 @@ def roofline(result, tr: Translator, options: dict) -> object:
                 handles.setdefault(label, handle)
         fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncols=4, fontsize=7)
         svg = figures.to_svg(fig)
-    ridges = "; ".join(
-        f"{L.gpu_name(result, gpu)}: "
-        + ", ".join(
-            f"{_dtype_label(d, tr)} {fact(result, f'ridge.{gpu}.{d}', tr)}" for d in dict.fromkeys(ops["peak_dtype"])
+    ridges = tr.gettext(N_("; ")).join(
+        tr.gettext(
+            N_("{gpu}: {ridges}"),
+            gpu=L.gpu_name(result, gpu, tr),
+            ridges=tr.list(
+                tr.spaced(_dtype_label(d, tr), fact(result, f"ridge.{gpu}.{d}", tr))
+                for d in dict.fromkeys(ops["peak_dtype"])
+            ),
         )
         for gpu, ops in zip(gpus, drawn)
     )
@@ -137,7 +143,7 @@ def roofline(result, tr: Translator, options: dict) -> object:
     alt = tr.gettext(
         N_("Roofline of {model} on {gpus}"),
         model=L.model_name(result, model),
-        gpus=", ".join(L.gpu_name(result, g) for g in gpus),
+        gpus=tr.list(L.gpu_name(result, g, tr) for g in gpus),
     )
     cols = ["gpu", "phase", "size", "op", "peak_dtype", "intensity", "attainable_flop_per_s"]
     data = (tuple(cols),) + tuple(
@@ -194,7 +200,7 @@ def measured_roofline(result, tr: Translator, options: dict) -> object:
         ax.set_xlabel(tr.gettext(N_("Arithmetic intensity (FLOP/byte)")))
         ax.set_ylabel(tr.gettext(N_("Throughput (TFLOP/s)")))
         ax.set_title(
-            tr.gettext(N_("Measured operators on the {gpu} beside their predictions"), gpu=L.gpu_name(result, gpu))
+            tr.gettext(N_("Measured operators on the {gpu} beside their predictions"), gpu=L.gpu_name(result, gpu, tr))
         )
         ax.legend(fontsize=7, loc="lower right", ncols=2)
         svg = figures.to_svg(fig)
@@ -208,7 +214,7 @@ def measured_roofline(result, tr: Translator, options: dict) -> object:
         share=fact(result, "measured.dram_bandwidth.of_spec", tr),
     )
     alt = tr.gettext(
-        N_("Measured and predicted throughput of each microbenchmark on the {gpu}"), gpu=L.gpu_name(result, gpu)
+        N_("Measured and predicted throughput of each microbenchmark on the {gpu}"), gpu=L.gpu_name(result, gpu, tr)
     )
     cols = ["name", "dtype", "m", "intensity", "attainable_flop_per_s", "achieved_flop_per_s"]
     data = (tuple(cols),) + tuple(tuple(_plain(v) for v in r) for r in c[cols].itertuples(index=False))
@@ -295,7 +301,7 @@ def curves(result, tr: Translator, options: dict) -> object:
                 if key not in result.facts:
                     continue
                 ridge = result.facts[key].value
-                label = tr.gettext(N_("{gpu} ridge"), gpu=L.gpu_name(result, gpu))
+                label = tr.gettext(N_("{gpu} ridge"), gpu=L.gpu_name(result, gpu, tr))
                 ax.axhline(ridge, color=GPU_COLORS[i], linestyle=":", linewidth=1.2, label=label)
                 x = cross[(cross["gpu"] == gpu) & (cross["weights"] == w) & (cross["dtype"] == w)]
                 x = x[x["crossing_batch"].notna() & (x["crossing_batch"] <= result.config.curve_max_batch)]
@@ -334,7 +340,7 @@ def time_per_token(result, tr: Translator, options: dict) -> object:
             for i, gpu in enumerate(result.gpus):
                 for w in dict.fromkeys(part.loc[part["gpu"] == gpu, "weights"]):
                     line = part[(part["gpu"] == gpu) & (part["weights"] == w)]
-                    label = tr.gettext(N_("{gpu}, {w}"), gpu=L.gpu_name(result, gpu), w=L.precision(w, tr))
+                    label = tr.gettext(N_("{gpu}, {w}"), gpu=L.gpu_name(result, gpu, tr), w=L.precision(w, tr))
                     ax.plot(
                         line["size"],
                         line["per_token_s"] * 1e6,

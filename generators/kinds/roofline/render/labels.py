@@ -90,7 +90,7 @@ SYMBOLS = {
     "c_r, c_w": N_("KV cache elements read and written per position"),
     "t, h, d": N_("tokens, heads and rotated dimensions of RoPE; t is tokens elsewhere too"),
     "E, a, j": N_("routed experts, active experts per token, expert outputs combined per token"),
-    "F, B": N_("FLOPs and bytes of an op (B = B_w + B_a + B_kv: weights, activations, KV cache)"),
+    "F, B": N_("FLOPs and bytes of an op (`B = B_w + B_a + B_kv`: weights, activations, KV cache)"),
     "P, BW": N_("dense peak of the op's data type (FLOP/s) and memory bandwidth (bytes/s)"),
     "I, R": N_("arithmetic intensity and ridge point (FLOP/byte)"),
     "T, T_measured": N_("predicted time of an op and the measured median of the same shape"),
@@ -107,8 +107,9 @@ def precision(key: str, tr: Translator) -> str:
     return tr.gettext(vocab.DTYPES[key]) if key in vocab.DTYPES else key
 
 
-def gpu_name(result, gpu: str) -> str:
-    return result.gpus[gpu].short_name
+def gpu_name(result, gpu: str, tr: Translator) -> str:
+    """The GPU's short name in the page's language (``GB200 单卡``)."""
+    return result.gpus[gpu].text("short_name", tr.language)
 
 
 def model_name(result, model: str) -> str:

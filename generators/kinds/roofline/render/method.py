@@ -11,8 +11,10 @@ from generators.analysis import llm_ops, op_roofline
 from generators.kinds.roofline.render import labels as L
 from generators.kinds.roofline.render.tables import fact
 from generators.pieces import Cell, fragment, key_of
+from generators.render import tables
+from generators.render.hardware import cite
 from generators.render.i18n import N_, Translator
-from generators.render.tables import TableBuilder, code, link, text
+from generators.render.tables import TableBuilder, code, text
 
 
 def _formulas(tr: Translator):
@@ -27,7 +29,7 @@ def _symbols(tr: Translator):
     t = TableBuilder("symbols", tr)
     t.col("symbol", N_("Symbol")).col("meaning", N_("Meaning"))
     for symbol, meaning in L.SYMBOLS.items():
-        t.row(key_of(symbol), Cell(symbol, symbol, "code"), tr.gettext(meaning))
+        t.row(key_of(symbol), Cell(symbol, symbol, "code"), tables.spans(tr.gettext(meaning)))
     return t.build()
 
 
@@ -61,9 +63,7 @@ def _capture(result, tr: Translator) -> str:
                 cc=meta.gpu.compute_capability or L.DASH,
                 sm=code(smi.get("clocks.sm", L.DASH)),
                 mem=code(smi.get("clocks.mem", L.DASH)),
-                software=", ".join(
-                    f"{text(k)} {code(str(v))}" for k, v in meta.software.items() if k in ("torch", "cuda")
-                ),
+                software=tr.list(f"{SOFTWARE[k]} {code(str(v))}" for k, v in meta.software.items() if k in SOFTWARE),
             )
         )
     flushed = (
@@ -102,11 +102,17 @@ def _capture(result, tr: Translator) -> str:
     return "".join(f"- {line}\n" for line in lines)
 
 
+SOFTWARE = {"torch": "PyTorch", "cuda": "CUDA"}  # meta.json software keys shown, by their product names
+
+
 def _sources(result, tr: Translator) -> str:
+    """Each GPU's sources as the hardware page cites them (titles in <cite>, joined by the
+    page language's separator)."""
     lines = []
     for gpu in result.gpus.values():
-        cited = ", ".join(link(f"{s.title} ({tr.date(s.date)})", s.url) for s in gpu.sources.values())
-        lines.append(f"- **{text(gpu.short_name)}**: {cited}\n")
+        cited = tr.gettext(N_("; ")).join(cite(s, tr) for s in gpu.sources.values())
+        term = f"**{text(L.gpu_name(result, gpu.id, tr))}**"
+        lines.append("- " + tr.gettext(N_("{term}: {text}"), term=term, text=cited) + "\n")
     return "".join(lines)
 
 
@@ -115,14 +121,14 @@ def methodology(result, tr: Translator, options: dict) -> object:
         N_(
             "Every op's FLOPs and bytes come from its shape and data types; its time is the roofline's lower bound "
             "on one GPU: the larger of FLOPs ÷ dense peak of its data type and bytes ÷ memory bandwidth. The "
-            "formulas below are the ones the generator computes with (generators/analysis/llm_ops.py and "
-            "op_roofline.py), shown from there."
+            "formulas below are the ones the generator computes with (`generators/analysis/llm_ops.py` and "
+            "`op_roofline.py`), shown from there."
         )
     )
     decode = tr.gettext(
         N_(
             "Decode: one new token for each of B sequences over a cache of {kv} positions, MLA absorbed "
-            "(kv_b_proj folded into two batched matmuls, so it does not run); prefill: one sequence of S tokens, "
+            "(`kv_b_proj` folded into two batched matmuls, so it does not run); prefill: one sequence of S tokens, "
             "MLA written out, causal attention, the output head once. Routed experts: uniform routing, the "
             "expected number of distinct active experts, each with the average tokens."
         ),
@@ -154,9 +160,11 @@ def caveats(result, tr: Translator, options: dict) -> object:
             model=L.model_name(result, model),
             fp8=fact(result, f"{model}.weights.fp8", tr, "gb"),
             fp4=fact(result, f"{model}.weights.fp4", tr, "gb"),
-            memory=", ".join(
+            memory=tr.list(
                 tr.gettext(
-                    N_("{memory} on the {gpu}"), memory=fact(result, f"memory.{g.id}", tr, "gb"), gpu=g.short_name
+                    N_("{memory} on the {gpu}"),
+                    memory=fact(result, f"memory.{g.id}", tr, "gb"),
+                    gpu=g.text("short_name", tr.language),
                 )
                 for g in result.gpus.values()
             ),
@@ -186,7 +194,7 @@ def caveats(result, tr: Translator, options: dict) -> object:
                 "FP4 on the {gpu} is not measurable: it has no FP4 tensor cores. FP4 numbers on this page are "
                 "predictions for the Blackwell GPUs only."
             ),
-            gpu=gpu.short_name,
+            gpu=gpu.text("short_name", tr.language),
         ),
         tr.gettext(
             N_(

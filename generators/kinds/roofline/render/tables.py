@@ -10,8 +10,9 @@ from __future__ import annotations
 from generators.errors import UserError
 from generators.kinds.roofline.render import labels as L
 from generators.pieces import Cell, fragment, key_of
+from generators.render.hardware import cite
 from generators.render.i18n import N_, Translator
-from generators.render.tables import TableBuilder, link, text
+from generators.render.tables import TableBuilder, text
 from generators.render.units import show
 
 
@@ -58,18 +59,18 @@ def overview(result, tr: Translator, options: dict) -> object:
                 "of one prefill ({seqs} tokens), with weights in {formats}."
             ),
             model=L.model_name(result, model),
-            gpus=", ".join(g.short_name for g in result.gpus.values()),
-            batches=", ".join(tr.integer(b) for b in cfg.decode.batches),
+            gpus=tr.list(L.gpu_name(result, g, tr) for g in result.gpus),
+            batches=tr.list(tr.integer(b) for b in cfg.decode.batches),
             kv=tr.integer(cfg.decode.kv_len),
-            seqs=", ".join(tr.integer(s) for s in cfg.prefill.seq_lens),
-            formats=", ".join(L.precision(w, tr) for w in cfg.weights),
+            seqs=tr.list(tr.integer(s) for s in cfg.prefill.seq_lens),
+            formats=tr.list(L.precision(w, tr) for w in cfg.weights),
         )
     ]
     for w in cfg.weights:
         if f"{p}linear.b1.{w}.intensity_min" not in result.facts:
             continue
         ridges = [
-            tr.gettext(N_("{ridge} on the {gpu}"), ridge=f(f"ridge.{g}.{w}"), gpu=gpu.short_name)
+            tr.gettext(N_("{ridge} on the {gpu}"), ridge=f(f"ridge.{g}.{w}"), gpu=gpu.text("short_name", tr.language))
             for g, gpu in result.gpus.items()
             if f"ridge.{g}.{w}" in result.facts
         ]
@@ -80,7 +81,7 @@ def overview(result, tr: Translator, options: dict) -> object:
                 N_("At batch 1 its GEMMs with {w} weights reach {span}; the {w} ridge is {ridges}."),
                 w=L.precision(w, tr),
                 span=span,
-                ridges=", ".join(ridges),
+                ridges=tr.list(ridges),
             )
         )
     for g, gpu in result.gpus.items():
@@ -92,7 +93,7 @@ def overview(result, tr: Translator, options: dict) -> object:
                         "{gpu}, {w} weights: decode at batch 1 takes {b1} a token; the {w} GEMMs turn compute-bound "
                         "from batch {low} to {high}."
                     ),
-                    gpu=gpu.short_name,
+                    gpu=gpu.text("short_name", tr.language),
                     w=L.precision(w, tr),
                     b1=f(f"{p}{g}.{w}.decode.b1.per_token"),
                     low=f(f"{p}{g}.{w}.crossing.linear_min"),
@@ -105,7 +106,7 @@ def overview(result, tr: Translator, options: dict) -> object:
                 "Measured on the {gpu}: {points} operator timings; GEMMs at M = 1 took a median {m1} longer than "
                 "predicted, at M = {mbig} {ebig} longer."
             ),
-            gpu=result.measured_gpu.short_name,
+            gpu=result.measured_gpu.text("short_name", tr.language),
             points=f("measured.points"),
             m1=f("measured.gemm.m1.error_median"),
             mbig=f("measured.m_max"),
@@ -128,7 +129,7 @@ def limits(result, tr: Translator, options: dict) -> object:
     lim = result.limits
     for r in lim[lim["source"] == "spec"].itertuples():
         values = [
-            L.gpu_name(result, r.gpu),
+            L.gpu_name(result, r.gpu, tr),
             _dtype_label(r.dtype, tr),
             r.peak_flop_per_s,
             r.bandwidth_bytes_per_s,
@@ -149,7 +150,8 @@ def limits(result, tr: Translator, options: dict) -> object:
         bw = gpu.memory_bandwidth_bytes_per_s.note
         if bw is not None:
             parts.append(tr.pick(bw))
-        notes += [f"- **{text(gpu.short_name)}**: {text(p)}\n" for p in parts]
+        name = text(L.gpu_name(result, gpu.id, tr))
+        notes += ["- " + tr.gettext(N_("{term}: {text}"), term=f"**{name}**", text=text(p)) + "\n" for p in parts]
     legend = tr.gettext(
         N_(
             "Ridge point = dense peak ÷ memory bandwidth, computed from the hardware files; the measured row uses the "
@@ -192,11 +194,12 @@ def model_dims(result, tr: Translator, options: dict) -> object:
     names = [d for d in L.DIMS if any(d in m.cited for m in result.models.values())]
     for d in names:
         values = [m.cited[d].value if d in m.cited else None for m in result.models.values()]
-        t.row(d, tr.gettext(L.DIMS[d]), *values)
+        label = tr.gettext(L.DIMS[d])
+        t.row(d, Cell(label, label, codes=(d.rsplit(".", 1)[-1],)), *values)  # (q_lora_rank) in code type
     sources = []
     for m in result.models.values():
-        cited = ", ".join(link(f"{s.title} ({tr.date(s.date)})", s.url) for s in m.sources.values())
-        sources.append(f"- **{text(m.short_name)}**: {cited}\n")
+        cited = tr.gettext(N_("; ")).join(cite(s, tr) for s in m.sources.values())
+        sources.append("- " + tr.gettext(N_("{term}: {text}"), term=f"**{text(m.short_name)}**", text=cited) + "\n")
     return fragment(t.build(), "".join(sources))
 
 
@@ -234,7 +237,7 @@ def ops(result, tr: Translator, options: dict) -> object:
                 *[by_size.get(s, Cell(None, None)) for s in sizes],
             )
         if many:
-            heading = tr.gettext(N_("{gpu}, {w} weights"), gpu=L.gpu_name(result, gpu), w=L.precision(w, tr))
+            heading = tr.gettext(N_("{gpu}, {w} weights"), gpu=L.gpu_name(result, gpu, tr), w=L.precision(w, tr))
             out.append(f"#### {text(heading)}\n")
         out.append(t.build())
     legend = tr.gettext(
@@ -269,7 +272,7 @@ def projection(result, tr: Translator, options: dict) -> object:
         t.col(f"i-{w}", label, "flop_per_byte2", translated=True)
     for gpu in result.gpus:
         w = tables_format(result, gpu)
-        label = tr.gettext(N_("{gpu} ({w}): crossing batch"), gpu=L.gpu_name(result, gpu), w=L.precision(w, tr))
+        label = tr.gettext(N_("{gpu} ({w}): crossing batch"), gpu=L.gpu_name(result, gpu, tr), w=L.precision(w, tr))
         t.col(f"x-{gpu}", label, "count", translated=True)
     for op in dict.fromkeys(b1["op"]):
         rows = b1[b1["op"] == op]
@@ -307,7 +310,9 @@ def per_token(result, tr: Translator, options: dict) -> object:
     for gpu, w in dict.fromkeys(zip(steps["gpu"], steps["weights"])):
         rows = steps[(steps["gpu"] == gpu) & (steps["weights"] == w)]
         by_size = dict(zip(rows["size"], rows["per_token_s"]))
-        t.row(key_of(gpu, w), L.gpu_name(result, gpu), L.precision(w, tr), *[by_size.get(s, 0) * 1e9 for s in sizes])
+        t.row(
+            key_of(gpu, w), L.gpu_name(result, gpu, tr), L.precision(w, tr), *[by_size.get(s, 0) * 1e9 for s in sizes]
+        )
     legend = tr.gettext(
         N_(
             "Predicted time per token: the sum over the step's ops of runs × predicted time, divided by the "
@@ -325,7 +330,9 @@ def dominant(result, tr: Translator, options: dict) -> object:
     for gpu in result.gpus:
         w = tables_format(result, gpu)
         t.col(
-            f"g-{gpu}", tr.gettext(N_("{gpu}, {w}"), gpu=L.gpu_name(result, gpu), w=L.precision(w, tr)), translated=True
+            f"g-{gpu}",
+            tr.gettext(N_("{gpu}, {w}"), gpu=L.gpu_name(result, gpu, tr), w=L.precision(w, tr)),
+            translated=True,
         )
     top = result.dominant[result.dominant["model"] == model]
     cfg = result.config
@@ -335,10 +342,10 @@ def dominant(result, tr: Translator, options: dict) -> object:
             for gpu in result.gpus:
                 rows = top[(top["gpu"] == gpu) & (top["weights"] == tables_format(result, gpu))]
                 rows = rows[(rows["phase"] == phase) & (rows["size"] == size)]
-                shown = ", ".join(
+                shown = tr.list(
                     tr.gettext(N_("{op} {share}"), op=r.op, share=tr.percent(r.share)) for r in rows.itertuples()
                 )
-                values.append(Cell(shown or None, shown or None))
+                values.append(Cell(shown or None, shown or None, codes=tuple(rows["op"])))
             t.row(key_of(phase, size), *values)
     legend = tr.gettext(N_("The three ops with the largest share of the step's predicted time, per phase and size."))
     return fragment(t.build(), legend + "\n")
@@ -361,7 +368,7 @@ def measured(result, tr: Translator, options: dict) -> object:
             key_of(name, dtype, int(kv)),
             L.code_cell(name),
             L.precision(dtype, tr),
-            Cell(", ".join(ops_of) or L.DASH, ", ".join(ops_of)),
+            Cell(", ".join(ops_of) or L.DASH, ", ".join(ops_of), codes=tuple(ops_of)),
             *[L.signed_percent(errors.get(m), tr) for m in ms],
         )
     legend = tr.gettext(
@@ -369,7 +376,7 @@ def measured(result, tr: Translator, options: dict) -> object:
             "Error = measured ÷ predicted − 1, the prediction being the roofline time of the measured shape on the "
             "{gpu}'s specification; positive: slower than the roofline allows."
         ),
-        gpu=result.measured_gpu.short_name,
+        gpu=result.measured_gpu.text("short_name", tr.language),
     )
     return fragment(legend + "\n", t.build())
 
@@ -415,13 +422,13 @@ def unsupported(result, tr: Translator, options: dict) -> object:
                     "instructions; they arrived with Blackwell (compute capability 10.0). The FP4 rows of this "
                     "page are predictions only, and the {gpu} has no FP4 rows."
                 ),
-                gpu=result.measured_gpu.short_name,
+                gpu=result.measured_gpu.text("short_name", tr.language),
                 cc=cc or L.DASH,
             )
         )
     att = u[u["op"] == "attention_decode"]
     if len(att):
-        pairs = ", ".join(
+        pairs = tr.list(
             tr.gettext(N_("B = {b} × {kv} positions"), b=tr.integer(int(r.m)), kv=tr.integer(int(r.kv_len)))
             for r in att.itertuples()
         )

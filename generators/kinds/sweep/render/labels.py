@@ -53,7 +53,7 @@ def pass_phase(pass_: str, phase: str, tr: Translator) -> str:
 def timing(cell, tr: Translator) -> str:
     text = tr.gettext(TIMINGS[cell["timing"]])
     if cell["timing"] == "unstable" and cell["unstable_by"]:
-        why = ", ".join(tr.gettext(UNSTABLE_BY[w]) for w in cell["unstable_by"])
+        why = tr.list(tr.gettext(UNSTABLE_BY[w]) for w in cell["unstable_by"])
         text = tr.gettext(N_("{label} ({why})"), label=text, why=why)
     return text
 

@@ -72,7 +72,9 @@ def setup(result, tr: Translator, options: dict) -> object:
         if k in meta.software:
             sw.row(k, tr.gettext(label), Cell(str(meta.software[k]), str(meta.software[k])))
     sizes = TableBuilder("sizes", tr)
-    sizes.col("size", N_("Size")).col("d_model", N_("d_model"), "count").col("layers", N_("Layers"), "count")
+    sizes.col("size", N_("Size"), style="code").col("d_model", N_("d_model"), "count").col(
+        "layers", N_("Layers"), "count"
+    )
     sizes.col("heads", N_("Heads"), "count").col("d_head", N_("d_head"), "count").col("d_ff", N_("d_ff"), "count")
     sizes.col("vocab", N_("Vocabulary"), "count").col("params", N_("Parameters"), "count")
     for r in result.analysis.sizes.to_dict("records"):
@@ -115,7 +117,7 @@ def _workload(key: str, value, tr: Translator) -> Cell:
     """Passes by their translated names; the capture's own descriptions (precision, optimizer,
     attention) verbatim, as code: they are data as recorded, like a command line."""
     if key == "passes" and isinstance(value, list) and all(v in L.PASSES for v in value):
-        shown = ", ".join(L.pass_label(v, tr) for v in value)
+        shown = tr.list(L.pass_label(v, tr) for v in value)
         return Cell(shown, shown)
     if isinstance(value, str):
         return L.code_cell(value)

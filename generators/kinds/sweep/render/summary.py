@@ -10,6 +10,7 @@ from generators import vocab
 from generators.kinds.sweep.render import labels as L
 from generators.kinds.sweep.render.tables import fact
 from generators.pieces import fragment
+from generators.render import tables
 from generators.render.i18n import N_, Translator
 
 
@@ -17,7 +18,7 @@ def _cell_name(result, key: str, tr: Translator) -> str:
     c = result.analysis.cells.set_index("key").loc[key]
     return tr.gettext(
         N_("{size} at {seq} tokens, {pass_}"),
-        size=c["size"],
+        size=tables.code(c["size"]),
         seq=tr.integer(int(c["seq_len"])),
         pass_=L.pass_label(c["pass"], tr),
     )

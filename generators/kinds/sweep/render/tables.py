@@ -12,7 +12,7 @@ from generators import vocab
 from generators.kinds.sweep.render import labels as L
 from generators.pieces import fragment, key_of
 from generators.render.i18n import N_, Translator
-from generators.render.tables import TableBuilder
+from generators.render.tables import TableBuilder, code
 from generators.render.tables import text as md
 
 
@@ -24,7 +24,7 @@ def fact(result, name: str, tr: Translator, unit: str | None = None) -> str:
 
 
 def _identity(t: TableBuilder, with_pass: bool = True) -> None:
-    t.col("size", N_("Size")).col("seq", N_("Length"), "count")
+    t.col("size", N_("Size"), style="code").col("seq", N_("Length"), "count")  # the capture's size names
     if with_pass:
         t.col("pass", N_("Pass"))
 
@@ -32,7 +32,7 @@ def _identity(t: TableBuilder, with_pass: bool = True) -> None:
 def _who(cell, tr: Translator) -> str:
     return tr.gettext(
         N_("{size}, {seq} tokens, {pass_}"),
-        size=cell["size"],
+        size=code(cell["size"]),  # markdown: the size's name in code, the rest plain
         seq=L.seq(cell["seq_len"], tr),
         pass_=L.pass_label(cell["pass"], tr),
     )
@@ -44,7 +44,7 @@ def _notes(cells, tr: Translator, trace: bool = True) -> str:
     for c in cells:
         why = L.no_numbers(c, tr) if trace else (L.not_run(c, tr) if c["status"] != "ok" else None)
         if why:
-            items.append(f"- {md(_who(c, tr))}: {md(why)}")
+            items.append("- " + tr.gettext(N_("{term}: {text}"), term=_who(c, tr), text=md(why)))
     if not items:
         return ""
     return tr.gettext(N_("Cells without numbers here:")) + "\n\n" + "\n".join(items) + "\n"
@@ -171,7 +171,7 @@ def memory(result, tr: Translator, options: dict) -> object:
             L.value(r["inference.memory_share"]),
             L.value(r["train.peak_memory_bytes"]),
             L.value(r["train.memory_share"]),
-            "; ".join(notes) or None,
+            tr.gettext(N_("; ")).join(notes) or None,
         )
     note = tr.gettext(
         N_(
@@ -247,9 +247,9 @@ def non_gemm(result, tr: Translator, options: dict) -> object:
         for r in result.analysis.non_gemm.to_dict("records")
         if r["rank"] == 1
     ]
-    first = tr.gettext(N_("First at each length: {list}."), list="; ".join(firsts)) if firsts else ""
+    first = tr.gettext(N_("First at each length: {list}."), list=tr.gettext(N_("; ")).join(firsts)) if firsts else ""
     inference = [c for c in _records(result) if c["pass"] == "inference"]
-    return fragment(t.build(), note + " " + first + "\n", _notes(inference, tr))
+    return fragment(t.build(), tr.spaced(note, first) + "\n", _notes(inference, tr))
 
 
 def gemm(result, tr: Translator, options: dict) -> object:
@@ -299,7 +299,7 @@ def slopes(result, tr: Translator, options: dict) -> object:
     local = {(r["size"], r["pass"], r["from_seq"], r["to_seq"]): r["kernel"] for r in a.local_slopes.to_dict("records")}
     pairs = list(zip(a.seqs[:-1], a.seqs[1:]))
     t = TableBuilder("slopes", tr)
-    t.col("size", N_("Size")).col("pass", N_("Pass")).col("fit", N_("Slope, fitted"), "count2")
+    t.col("size", N_("Size"), style="code").col("pass", N_("Pass")).col("fit", N_("Slope, fitted"), "count2")
     for lo, hi in pairs:
         label = tr.gettext(N_("{low} → {high}"), low=tr.integer(lo), high=tr.integer(hi))
         t.col(f"s{lo}-{hi}", label, "count2", translated=True)
