@@ -6,7 +6,10 @@ them (readers -> analysis), every number of the section computed once. Both get 
 (strings). A report model has the options ``report`` and ``version``: the runner fills
 ``version`` with the report's latest when a page does not name one, so the version is an
 input of every report model and part of its cache key. Its result is cached by the hash of
-its input files and of the code it runs (``generators.cache``). A model may expose *facts*:
+its input files and of the code it runs (``generators.cache``). A *derived* model (``uses``)
+reads no file: it is computed from other models' results (the "what changed" page of a
+report compares two versions' results), ``compute(results, options)`` with ``results`` the
+named results ``uses`` asks for, and its cache key is made of theirs. A model may expose *facts*:
 named :class:`~generators.quantity.Quantity` values that prose injects with ``value``.
 
 A model may map some of its files one by one (:class:`PerFile`: forty traces of a sweep):
@@ -37,6 +40,8 @@ Options = dict[str, str]
 Inputs = Callable[[Catalog, Options], list[Path]]
 #: (catalog, options) -> result (picklable)
 Compute = Callable[[Catalog, Options], Any]
+#: (catalog, options) -> {name: (model, options)}: the results a derived model is computed from
+Uses = Callable[[Catalog, Options], dict[str, tuple["Model", Options]]]
 
 REPORT_OPTIONS = ("report", "version")
 
@@ -54,12 +59,13 @@ class PerFile:
 @dataclass(frozen=True)
 class Model:
     name: str
-    inputs: Inputs
-    compute: Compute
+    inputs: Inputs | None  # None for a derived model
+    compute: Compute  # a derived model's: (results by name, options) -> result
     facts: Callable[[Any], dict[str, Quantity]] | None = None
     options: tuple[str, ...] = ()
     version: int = 1  # bump when the result's layout changes
     per_file: PerFile | None = None  # compute(catalog, options, partials) when set
+    uses: Uses | None = None  # a derived model: computed from these models' results, not files
 
     @property
     def per_report(self) -> bool:

@@ -8,6 +8,14 @@ Every report kind has its own schema, a member of one msgspec union tagged on ``
     kind: kernel-profile            # a registered kind; selects the rest of the schema
     title: {en: "...", zh: "..."}   # one text per site language
     renames: {}                     # optional: old kernel name -> new, for version diffs
+    changes:                        # optional: the "what changed" pages between versions
+      noise_pct: 5                  # a change smaller than this (relative to the old value) ...
+      noise_us: 2                   # ... or, for a time, smaller than this is "unchanged"
+
+``renames`` maps a kernel's name in an older version to its name in a newer one (a friendly
+name, a function name or the full name; kernels are joined by friendly name), so that a
+kernel renamed between two captures is compared with itself rather than listed as removed
+and added.
 
 The rest is documented with each kind's ``config.py``. A configuration applies to every
 version of the report (``v1/``, ``v2/``, ...); file names in it are relative to the
@@ -31,10 +39,24 @@ from generators.settings import Localized
 SCHEMA = "profsite.report/1"
 
 
+class Changes(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """The noise threshold of the "what changed" pages: a change counts when it is at least
+    ``noise_pct`` % of the old value and, for a time, at least ``noise_us`` µs."""
+
+    noise_pct: float = 5.0
+    noise_us: float = 2.0
+
+    def __post_init__(self) -> None:
+        for name in ("noise_pct", "noise_us"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"{name}: must not be negative")
+
+
 class ReportBase(msgspec.Struct, tag_field="kind", forbid_unknown_fields=True, frozen=True, kw_only=True):
     schema: str
     title: Localized
     renames: dict[str, str] = {}
+    changes: Changes = Changes()
 
 
 def read(path: str | os.PathLike[str], union: Any, languages: tuple[str, ...] = ()) -> ReportBase:

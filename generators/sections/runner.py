@@ -8,6 +8,8 @@ only the models whose inputs include it. A report model's ``version`` option is 
 the report's latest version when the page names none, so the cache key always names one.
 A model with a ``per_file`` map gets its files' partials, each cached on the file's bytes and
 the map's code (namespace ``partials``), computed only when the model's result is.
+A derived model's result (``Model.uses``) is keyed by the keys of the results it is computed
+from: adding a report version computes that version and its "what changed" result only.
 """
 
 from __future__ import annotations
@@ -69,6 +71,8 @@ class Runner:
         """(cache key, result) of ``model`` with resolved ``options``; computed once per build at most."""
         options = self.resolve(model, options)
         memo = make_key(model=model.name, options=options)
+        if memo not in self._results and model.uses is not None:
+            self._results[memo] = self._derived(model, options)
         if memo not in self._results:
             inputs = model.inputs(self.catalog, options)
             key = make_key(
@@ -112,6 +116,23 @@ class Runner:
             slot = slot_name(f"{model.name}.file", {"file": rel})
             out[path] = self.cache.get_or_compute("partials", slot, key, lambda p=path: function(p))
         return out
+    def _derived(self, model: Model, options: dict[str, str]) -> tuple[str, Any]:
+        """A derived model's (key, result): computed from the results it uses, keyed by theirs."""
+        used = {name: self.result(m, o) for name, (m, o) in model.uses(self.catalog, options).items()}
+        key = make_key(
+            kind="derived",
+            model=model.name,
+            version=model.version,
+            options=options,
+            used={name: k for name, (k, _) in sorted(used.items())},
+            code=code_digest({model.compute.__module__, model.uses.__module__}),
+            toolchain=toolchain(),
+        )
+        results = {name: value for name, (_, value) in used.items()}
+        value = self.cache.get_or_compute(
+            "results", slot_name(model.name, options), key, lambda: model.compute(results, options)
+        )
+        return key, value
 
     def fragment(self, unit: Unit, options: dict[str, str], language: str) -> Fragment:
         model_options = {k: v for k, v in options.items() if k in unit.model.options}
