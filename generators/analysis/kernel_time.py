@@ -90,6 +90,13 @@ def category_shares(kernels: pd.DataFrame, names: pd.DataFrame, categories: tupl
     return grouped[["category", "total_ns", "share", "launches", "kernels"]].reset_index(drop=True)
 
 
+def launch_calls(kernels: pd.DataFrame) -> int:
+    """Host API calls that launched ``kernels``: their distinct correlation ids (the kernels of
+    a CUDA graph share the id of its ``cudaGraphLaunch``); a kernel without one is its own call."""
+    corr = kernels["correlation"]
+    return int(corr.dropna().nunique() + corr.isna().sum())
+
+
 def short_kernels(kernels: pd.DataFrame, threshold_ns: float) -> dict[str, float]:
     dur = kernels["dur_ns"].to_numpy(np.int64)
     short = dur < threshold_ns

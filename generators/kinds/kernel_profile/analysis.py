@@ -90,6 +90,7 @@ class VariantAnalysis:
     sm_count: int | None = None
     shape_totals: dict | None = None  # over the range, from the shapes: weight_bytes, kv_bytes,
     #   kv_bytes_per_position (Σ kv_bytes ÷ kv_len over attention calls), kv_len_min/max, useful_flop
+    launch_calls: int | None = None  # host API calls that launched the range's kernels
 
     @property
     def normalized_points(self) -> pd.DataFrame:
@@ -272,6 +273,7 @@ def analyse(
         level_counts=levels,
         sm_count=sm_count,
         shape_totals=totals,
+        launch_calls=kernel_time.launch_calls(kernels),
     )
 
 

@@ -12,6 +12,8 @@ also with ``primary.`` (``primary.top_share``, what a page template can name):
 ``steps``                      steps inside the range (meta.json ``traced_decode_steps``)
 ``kernel_time_per_step``       kernel_time ÷ steps
 ``launches_per_step``          kernels ÷ steps
+``launch_calls``               host API calls that launched them (a CUDA graph's replay is
+                               one call for all its kernels); ``launch_calls_per_step``
 ``wall_per_token``             un-profiled generation time ÷ new tokens (timing.json)
 ``gpu_idle_share``             1 - kernel_time_per_step ÷ wall_per_token (estimate)
 ``top_n``, ``top_share``       the top N kernels and their share of kernel_time
@@ -95,6 +97,8 @@ def _variant(v, result) -> dict[str, Quantity]:
         "launch_bound.time_share": Quantity(v.short["time_share"], "fraction"),
         "profiled": Quantity(v.profiled, "count"),
     }
+    if v.launch_calls is not None:
+        out["launch_calls"] = Quantity(v.launch_calls, "count")
     for row in v.categories.itertuples():
         out[f"category.{row.category}.share"] = Quantity(row.share, "fraction")
         out[f"category.{row.category}.time"] = Quantity(row.total_ns, "ns")
@@ -105,6 +109,8 @@ def _variant(v, result) -> dict[str, Quantity]:
         out["steps"] = Quantity(steps, "count")
         out["kernel_time_per_step"] = Quantity(v.total_ns / steps, "ns")
         out["launches_per_step"] = Quantity(v.kernel_count / steps, "count")
+        if v.launch_calls is not None:
+            out["launch_calls_per_step"] = Quantity(v.launch_calls / steps, "count")
         timing = (result.timing or {}).get(result.config.variants[v.name].timing or v.name)
         tokens = result.meta.workload.get("new_tokens")
         if timing is not None and isinstance(tokens, int) and tokens > 0:
