@@ -6,7 +6,13 @@
 * ``templates`` - a folder with one page template per language (``en.md``, ``zh.md``, ...)
   that ``new-report`` copies, with ``__TITLE__`` and ``__REPORT__`` filled in;
 * ``detect`` - the ``new-report`` detector: from a raw capture folder, the kind-specific
-  fields of a new ``report.yml`` (a dict), or a ``UserError`` saying what is missing.
+  fields of a new ``report.yml`` (a dict), or a ``UserError`` saying what is missing;
+* ``changes_templates`` - optional: a folder with one "what changed" page template per
+  language; a kind that has one gets a generated page ``reports/<id>/changes/vA-vB/`` for
+  each pair of consecutive versions (``generators.site.versions``), whose units compare two
+  versions (template placeholders ``__TITLE__``, ``__REPORT__``, ``__BASE__``, ``__VERSION__``);
+* ``version_files`` - optional: the files a version folder must have under the report's
+  configuration (``new-version`` checks a new capture against it).
 
 The registry (``generators.kinds.KINDS``) lists the kinds; everything else (the config
 union, the units the macros know, ``new-report --kind``) is derived from it.
@@ -41,6 +47,13 @@ class Kind:
     templates: Path
     detect: Callable[[DetectContext], dict[str, Any]] | None = None
     doc: str = ""
+    changes_templates: Path | None = None
+    version_files: Callable[[Any], list[str]] | None = None
+
+    @property
+    def changes_model(self) -> Model | None:
+        """The model that compares two versions (a derived model, options report/version/base)."""
+        return next((m for m in self.models if m.uses is not None and "base" in m.options), None)
 
 
 def hardware_id(ctx: DetectContext) -> str:

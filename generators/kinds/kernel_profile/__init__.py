@@ -3,13 +3,15 @@
 Its folder: ``config.py`` (the ``report.yml`` schema), ``model.py`` (inputs and result),
 ``analysis.py`` and ``facts.py`` (every number), ``render/`` (tables, figures, methodology
 for one language), ``templates/`` (a page per language) and ``detect.py`` (new-report).
+``changes.py`` compares two versions (the derived model behind the generated "what changed"
+pages, ``templates/changes/``, and ``python -m generators diff``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from generators.kinds.kernel_profile import detect, model
+from generators.kinds.kernel_profile import changes, detect, model
 from generators.kinds.kernel_profile.config import Config
 from generators.kinds.kind import Kind
 from generators.spec import REPORT_OPTIONS, Model, Unit
@@ -19,7 +21,15 @@ def _facts(result):
     return result.facts
 
 
+def _version_files(config: Config) -> list[str]:
+    """The files every version folder needs: each variant's timeline and metrics."""
+    return sorted({f for v in config.variants.values() for f in (v.timeline, v.metrics) if f})
+
+
 MODEL = Model(name="kernel_profile", inputs=model.inputs, compute=model.compute, facts=_facts, options=REPORT_OPTIONS)
+CHANGES = Model(
+    name="kernel_profile_changes", inputs=None, compute=changes.compute, uses=changes.uses, options=changes.OPTIONS
+)
 
 _R = "generators.kinds.kernel_profile.render"
 _T, _C, _F, _M = f"{_R}.tables", f"{_R}.classes", f"{_R}.figures", f"{_R}.method"
@@ -50,13 +60,27 @@ UNITS = (
     Unit("kernel_profile.methodology", MODEL, f"{_M}:methodology", doc="commands, metrics, formulas, rule"),
     Unit("kernel_profile.names", MODEL, f"{_T}:names", doc="full kernel names beside friendly names"),
 )
+_D, _DF = f"{_R}.changes", f"{_R}.changes_figures"
+CHANGES_UNITS = (
+    Unit("kernel_profile.changes.setup", CHANGES, f"{_D}:setup", doc="capture dates and setup differences"),
+    Unit("kernel_profile.changes.summary", CHANGES, f"{_D}:summary", doc="card: per token, per step, launches"),
+    Unit("kernel_profile.changes.metrics", CHANGES, f"{_D}:metrics", doc="headline metrics before, after, change"),
+    Unit("kernel_profile.changes.kernels", CHANGES, f"{_D}:kernels", doc="kernels joined by friendly name"),
+    Unit("kernel_profile.changes.categories", CHANGES, f"{_D}:categories", doc="time per category, change"),
+    Unit("kernel_profile.changes.classes", CHANGES, f"{_D}:classes", doc="class shares and class changes"),
+    Unit("kernel_profile.changes.bars", CHANGES, f"{_DF}:bars", doc="figure: top kernels before and after"),
+    Unit("kernel_profile.changes.roofline", CHANGES, f"{_DF}:roofline", doc="figure: roofline, arrows old to new"),
+    Unit("kernel_profile.changes.method", CHANGES, f"{_D}:method", doc="noise threshold, basis, renames"),
+)
 
 KIND = Kind(
     name="kernel-profile",
     config=Config,
-    models=(MODEL,),
-    units=UNITS,
+    models=(MODEL, CHANGES),
+    units=UNITS + CHANGES_UNITS,
     templates=Path(__file__).parent / "templates",
+    changes_templates=Path(__file__).parent / "templates" / "changes",
+    version_files=_version_files,
     detect=detect.detect,
     doc="a profiled range kernel by kernel: top kernels, classes, rooflines (timeline + Nsight Compute)",
 )

@@ -1,0 +1,263 @@
+"""What changed between two versions of a kernel-profile report: a derived model.
+
+Model ``kernel_profile_changes`` (options ``report``, ``version`` - the newer version - and
+``base`` - the older one) reads no file: it is computed from the two versions' cached
+``kernel_profile`` results (``generators.spec.Model.uses``) by the pure functions of
+``generators.analysis.report_diff``. The "what changed" page (``reports/<id>/changes/
+<base>-<version>/``, its units in ``render/changes.py`` and ``render/changes_figures.py``)
+and ``python -m generators diff`` (``as_json``) show this one result.
+
+Per variant present in both versions: the headline metrics (:data:`HEADLINE`, from the
+facts) with their change; the kernels joined by friendly name after the report's
+``renames``; the categories and classes. For the primary variant also the roofline points
+of the kernels in both versions. The setup (``meta.json``) differences come first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import msgspec
+import pandas as pd
+
+from generators.analysis import report_diff as rd
+from generators.errors import UserError
+from generators.vocab import CATEGORIES, CLASSES
+
+OPTIONS = ("report", "version", "base")
+
+#: Headline metrics: (fact of a variant, dimension, which direction is better). The first
+#: four are the summary card's: per token, per step, launches and launch calls per step.
+HEADLINE = (
+    ("wall_per_token", "ns", "lower"),
+    ("kernel_time_per_step", "ns", "lower"),
+    ("launches_per_step", "count", "lower"),
+    ("launch_calls_per_step", "count", "lower"),
+    ("range_time_per_step", "ns", "lower"),
+    ("gpu_idle_share", "fraction", None),  # shares: a faster kernel moves them either way,
+    ("busy_share", "fraction", None),  # so they have no better direction
+    ("distinct_kernels", "count", None),
+    ("launch_bound.launch_share", "fraction", None),
+    ("launch_bound.time_share", "fraction", None),
+    ("top_share", "fraction", None),
+    ("attention_share", "fraction", None),
+    ("best_normalized", "fraction", "higher"),
+    ("gemm.bandwidth", "bytes_per_s", "higher"),
+)
+SUMMARY = ("wall_per_token", "kernel_time_per_step", "launches_per_step", "launch_calls_per_step")
+METRIC_COLUMNS = ["variant", "metric", "dim", "better", "before", "after", "change", "relative", "status",
+                  "direction", "verdict"]  # fmt: skip
+
+
+@dataclass(frozen=True)
+class VariantChanges:
+    name: str
+    label: dict  # Localized, from report.yml
+    basis: str  # "step": launches and times per step; "range": per traced range
+    kernels: pd.DataFrame  # report_diff.JOIN_COLUMNS
+    counts: dict[str, int]  # status -> kernels
+    categories: pd.DataFrame  # report_diff.CATEGORY_COLUMNS
+    classes: pd.DataFrame  # report_diff.CLASS_COLUMNS
+
+
+@dataclass(frozen=True)
+class KernelProfileChanges:
+    report: str
+    before: str  # version names
+    after: str
+    date_before: str | None  # capture dates (meta.json), ISO
+    date_after: str | None
+    noise: rd.Noise
+    renames: dict[str, str]
+    setup: pd.DataFrame  # report_diff.setup_rows
+    setup_same: int  # setup fields with the same value in both
+    primary: str
+    metrics: pd.DataFrame  # METRIC_COLUMNS, per variant in HEADLINE order
+    variants: dict[str, VariantChanges]  # variants present in both versions, primary first
+    only_before: list[str]  # variants of one version only
+    only_after: list[str]
+    roofline: pd.DataFrame  # report_diff.ROOF_COLUMNS, primary variant
+    roofs: pd.DataFrame  # the newer version's roof table (analysis.roofline.ROOF_COLUMNS)
+    dtypes: list[str]  # precisions whose roofs the roofline draws
+    top_n: int
+
+    def as_json(self) -> dict:
+        return as_json(self)
+
+    def summary(self) -> pd.DataFrame:
+        """The summary card's rows: the primary variant's SUMMARY metrics that either version has."""
+        m = self.metrics
+        rows = m[(m["variant"] == self.primary) & m["metric"].isin(SUMMARY)]
+        return rows.set_index("metric").reindex([s for s in SUMMARY if s in set(rows["metric"])]).reset_index()
+
+
+def uses(catalog, options: dict[str, str]) -> dict:
+    from generators.kinds.kernel_profile import MODEL
+
+    if not options.get("base"):
+        raise UserError(None, "kernel_profile_changes: the option base=<older version> is needed")
+    before = catalog.ref(options["report"], options["base"])
+    after = catalog.ref(options["report"], options.get("version"))
+    if before == after:
+        raise UserError(None, f"{before}: a version compared with itself; name two different versions")
+    return {
+        "before": (MODEL, {"report": before.report, "version": before.version}),
+        "after": (MODEL, {"report": after.report, "version": after.version}),
+    }
+
+
+def _steps(result, variant: str) -> float | None:
+    q = result.facts.get(f"{variant}.steps")
+    return q.value if q is not None and q.value > 0 else None
+
+
+def _facts(result, variant: str) -> dict[str, float]:
+    facts = {k.removeprefix(f"{variant}."): q.value for k, q in result.facts.items() if k.startswith(f"{variant}.")}
+    if "range_time" in facts and facts.get("steps"):
+        facts["range_time_per_step"] = facts["range_time"] / facts["steps"]
+    return facts
+
+
+def _metrics(before, after, variants: list[str], noise: rd.Noise) -> pd.DataFrame:
+    rows = []
+    for variant in variants:
+        fb, fa = _facts(before, variant), _facts(after, variant)
+        for metric, dim, better in HEADLINE:
+            if metric not in fb and metric not in fa:
+                continue
+            c = rd.compare(fb.get(metric), fa.get(metric), dim, noise, better)
+            rows.append([variant, metric, dim, better] + [c[k] for k in METRIC_COLUMNS[4:]])
+    return pd.DataFrame(rows, columns=METRIC_COLUMNS)
+
+
+def _variant(before, after, name: str, noise: rd.Noise, renames: dict[str, str]):
+    vb, va = before.variants[name], after.variants[name]
+    sb, sa = _steps(before, name), _steps(after, name)
+    basis = "step" if sb and sa else "range"
+    sb, sa = (sb, sa) if basis == "step" else (1.0, 1.0)
+    groups_after = rd.group_kernels(va.kernels, sa)
+    groups_before = rd.group_kernels(vb.kernels, sb, rd.rename_targets(groups_after, renames))
+    joined = rd.join_kernels(groups_before, groups_after, noise)
+    changes = VariantChanges(
+        name=name,
+        label=dict(after.config.variants[name].label),
+        basis=basis,
+        kernels=joined,
+        counts=rd.status_counts(joined),
+        categories=rd.join_categories(vb.categories, va.categories, sb, sa, noise, tuple(CATEGORIES)),
+        classes=rd.join_classes(vb.class_counts, va.class_counts, tuple(CLASSES)),
+    )
+    roof = rd.roofline_pairs(joined, vb.launches, va.launches, rd.name_map(groups_before), rd.name_map(groups_after))
+    return changes, roof
+
+
+def compute(results: dict, options: dict[str, str]) -> KernelProfileChanges:
+    before, after = results["before"], results["after"]
+    config = after.config  # one report.yml serves every version
+    noise = rd.Noise(config.changes.noise_pct / 100.0, config.changes.noise_us * 1e3)
+    common = [v for v in after.variants if v in before.variants]
+    primary = config.primary if config.primary in common else (common[0] if common else None)
+    if primary is None:
+        raise UserError(None, f"{before.ref} and {after.ref} have no variant in common")
+    common = [primary, *(v for v in common if v != primary)]
+    variants, roof = {}, None
+    for name in common:
+        variants[name], r = _variant(before, after, name, noise, dict(config.renames))
+        roof = r if name == primary else roof
+    setup_b = rd.setup_fields(msgspec.to_builtins(before.meta)) if before.meta else {}
+    setup_a = rd.setup_fields(msgspec.to_builtins(after.meta)) if after.meta else {}
+    setup = rd.setup_rows(setup_b, setup_a)
+    return KernelProfileChanges(
+        report=after.ref.report,
+        before=before.ref.version,
+        after=after.ref.version,
+        date_before=before.meta.date if before.meta else None,
+        date_after=after.meta.date if after.meta else None,
+        noise=noise,
+        renames=dict(config.renames),
+        setup=setup,
+        setup_same=len(set(setup_b) & set(setup_a)) - int((setup["status"] == "changed").sum()),
+        primary=primary,
+        metrics=_metrics(before, after, common, noise),
+        variants=variants,
+        only_before=[v for v in before.variants if v not in after.variants],
+        only_after=[v for v in after.variants if v not in before.variants],
+        roofline=roof,
+        roofs=after.roofs,
+        dtypes=after.dtypes(),
+        top_n=config.top,
+    )
+
+
+def as_json(c: KernelProfileChanges) -> dict:
+    """The result as plain data in base units (ns, counts, fractions, FLOP/s, FLOP/byte), what
+    ``python -m generators diff --json`` prints."""
+
+    def num(x):
+        return None if x is None or x != x else (int(x) if isinstance(x, bool) else float(x))
+
+    def side(row, suffix: str) -> dict | None:
+        if row[f"time_{suffix}"] is None or row[f"time_{suffix}"] != row[f"time_{suffix}"]:
+            return None
+        return {
+            "launches": num(row[f"launches_{suffix}"]),
+            "time_ns": num(row[f"time_{suffix}"]),
+            "share": num(row[f"share_{suffix}"]),
+            "class": row[f"cls_{suffix}"],
+        }
+
+    def kernel(row, variant: str) -> dict:
+        return {
+            "variant": variant,
+            "key": row["key"],
+            "label": row["label"],
+            "function": row["short_name"],
+            "names": row["names"],
+            "category": row["category"],
+            "renamed_from": row["renamed_from"],
+            "status": row["status"],
+            "class_changed": bool(row["class_changed"]),
+            "before": side(row, "before"),
+            "after": side(row, "after"),
+            "change": {
+                "launches": num(row["launches_change"]),
+                "time_ns": num(row["time_change"]),
+                "time_relative": num(row["time_relative"]),
+                "share": num(row["share_change"]),
+            },
+        }
+
+    records = lambda df: [
+        {k: (num(v) if isinstance(v, float) else v) for k, v in r.items()} for r in df.to_dict("records")
+    ]  # noqa: E731
+    return {
+        "report": c.report,
+        "before": {"version": c.before, "date": c.date_before},
+        "after": {"version": c.after, "date": c.date_after},
+        "noise": {"relative": c.noise.relative, "absolute_ns": c.noise.absolute_ns},
+        "renames": c.renames,
+        "setup": records(c.setup),
+        "primary": c.primary,
+        "basis": {v.name: v.basis for v in c.variants.values()},
+        "metrics": [
+            {
+                "variant": r["variant"],
+                "metric": r["metric"],
+                "unit": r["dim"],
+                "before": num(r["before"]),
+                "after": num(r["after"]),
+                "change": num(r["change"]),
+                "relative_change": num(r["relative"]),
+                "status": r["status"],
+                "direction": r["direction"],
+                "verdict": r["verdict"],
+            }
+            for r in c.metrics.to_dict("records")
+        ],
+        "kernels": [kernel(r, v.name) for v in c.variants.values() for r in v.kernels.to_dict("records")],
+        "kernel_counts": {v.name: v.counts for v in c.variants.values()},
+        "categories": {v.name: records(v.categories) for v in c.variants.values()},
+        "classes": {v.name: records(v.classes) for v in c.variants.values()},
+        "variants_only_before": c.only_before,
+        "variants_only_after": c.only_after,
+    }

@@ -1,0 +1,333 @@
+"""The "what changed" page's tables, card and notes, for one page language.
+
+Unit renderers ``(KernelProfileChanges, Translator, options) -> Fragment``
+(``kernel_profile.changes``). They format only: every before, after, change, status and
+verdict is the analysis' (``generators.analysis.report_diff``); here they get words,
+colours (CSS classes ``ps-better``, ``ps-worse``, ``ps-same``, ``ps-neutral``) and units.
+"""
+
+from __future__ import annotations
+
+import html
+
+from generators.kinds.kernel_profile.render import labels as L
+from generators.pieces import Cell, fragment, key_of
+from generators.quantity import Quantity
+from generators.render import tables
+from generators.render.i18n import N_, Translator
+from generators.render.tables import TableBuilder
+from generators.render.units import show
+
+METRIC_LABELS = {
+    "wall_per_token": N_("Wall time per token (no profiler)"),
+    "kernel_time_per_step": N_("Kernel time per step"),
+    "launches_per_step": N_("Kernel launches per step"),
+    "launch_calls_per_step": N_("Host launch calls per step"),
+    "range_time_per_step": N_("Profiled wall time per step"),
+    "gpu_idle_share": N_("GPU idle share (estimate)"),
+    "busy_share": N_("GPU busy share of the range"),
+    "distinct_kernels": N_("Distinct kernels"),
+    "launch_bound.launch_share": N_("Launch-bound launches"),
+    "launch_bound.time_share": N_("Time in launch-bound launches"),
+    "top_share": N_("Share of the top kernels"),
+    "attention_share": N_("Attention share"),
+    "best_normalized": N_("Best FLOP/s ÷ peak"),
+    "gemm.bandwidth": N_("GEMM DRAM bandwidth"),
+}
+#: (direction, verdict) -> the change in words
+CHANGE_WORDS = {
+    ("down", "better"): N_("fell by {relative} ({change}): better"),
+    ("down", "worse"): N_("fell by {relative} ({change}): worse"),
+    ("down", "neutral"): N_("fell by {relative} ({change})"),
+    ("up", "better"): N_("rose by {relative} ({change}): better"),
+    ("up", "worse"): N_("rose by {relative} ({change}): worse"),
+    ("up", "neutral"): N_("rose by {relative} ({change})"),
+}
+STATUS_LABELS = {
+    "changed": N_("changed"),
+    "added": N_("added"),
+    "removed": N_("removed"),
+    "unchanged": N_("unchanged"),
+}
+SETUP_SECTIONS = {
+    "gpu": N_("GPU"),
+    "software": N_("Software"),
+    "model": N_("Model"),
+    "workload": N_("Workload"),
+    "ncu_workload": N_("Nsight Compute workload"),
+}
+DISPLAY = {"ns": None, "count": "count1", "fraction": "percent", "bytes_per_s": "gb_per_s"}
+
+
+def _q(value, dim: str, tr: Translator) -> str:
+    """A value of the metric's dimension with its unit; a dash when absent."""
+    return L.DASH if L.missing(value) else show(Quantity(value, dim), tr, DISPLAY.get(dim))
+
+
+def _signed(text: str, value) -> str:
+    return f"+{text}" if not L.missing(value) and value > 0 else text
+
+
+def _relative(value, tr: Translator) -> str:
+    return L.DASH if L.missing(value) else _signed(tr.percent(value), value)
+
+
+def change_words(row, tr: Translator, c) -> str:
+    """A metric's change in words: its direction, size and, if it has a better direction, verdict."""
+    if row["status"] == "added":
+        return tr.gettext(N_("new in {version}"), version=c.after)
+    if row["status"] == "removed":
+        return tr.gettext(N_("not in {version}"), version=c.after)
+    if row["status"] == "unchanged":
+        return tr.gettext(N_("unchanged (within the noise threshold)"))
+    verdict = row["verdict"] if row["verdict"] in ("better", "worse") else "neutral"
+    change = _signed(_q(row["change"], row["dim"], tr), row["change"])
+    relative = L.DASH if L.missing(row["relative"]) else tr.percent(abs(row["relative"]))
+    return tr.gettext(CHANGE_WORDS[(row["direction"], verdict)], relative=relative, change=change)
+
+
+def _colour(row) -> str:
+    return {"better": "ps-better", "worse": "ps-worse", "same": "ps-same"}.get(row["verdict"], "ps-neutral")
+
+
+def setup(c, tr: Translator, options: dict) -> object:
+    dates = tr.gettext(
+        N_("{after} (captured {date_after}) compared with {before} (captured {date_before})."),
+        after=f"**{c.after}**",
+        before=f"**{c.before}**",
+        date_after=_date(c.date_after, tr),
+        date_before=_date(c.date_before, tr),
+    )
+    if c.setup.empty:
+        text = tr.gettext(
+            N_(
+                "The setup is the same: all {same} fields of the two captures' meta.json agree (GPU, driver, software, "
+                "model, workload), so the comparison is like for like."
+            ),  # fmt: skip
+            same=tr.integer(c.setup_same),
+        )
+        return fragment(f"{dates}\n\n{text}\n")
+    intro = tr.gettext(
+        N_(
+            "{changed} setup fields differ between the two captures ({same} agree); read the changes below with "
+            "these in mind:"
+        ),  # fmt: skip
+        changed=tr.integer(len(c.setup)),
+        same=tr.integer(c.setup_same),
+    )
+    t = TableBuilder("setup", tr)
+    t.col("section", N_("Section")).col("field", N_("Field"), style="code")
+    t.col("before", N_("Before")).col("after", N_("After"))
+    for r in c.setup.itertuples():
+        section, _, field = r.field.partition(".")
+        label = tr.gettext(SETUP_SECTIONS[section]) if section in SETUP_SECTIONS else section
+        t.row(key_of(r.field), label, L.code_cell(field), r.before, r.after)
+    return fragment(f"{dates}\n\n{intro}\n", t.build())
+
+
+def _date(iso: str | None, tr: Translator) -> str:
+    return L.DASH if not iso else tr.date(iso[:10])
+
+
+def summary(c, tr: Translator, options: dict) -> object:
+    items = []
+    for row in c.summary().to_dict("records"):
+        values = tr.gettext(
+            N_("{before} → {after}"), before=_q(row["before"], row["dim"], tr), after=_q(row["after"], row["dim"], tr)
+        )
+        items.append(
+            f'<div class="ps-card__item {_colour(row)}" data-metric="{html.escape(row["metric"])}">'
+            f'<div class="ps-card__label">{html.escape(tr.gettext(METRIC_LABELS[row["metric"]]))}</div>'
+            f'<div class="ps-card__value">{html.escape(values)}</div>'
+            f'<div class="ps-card__change">{html.escape(change_words(row, tr, c))}</div></div>'
+        )
+    variant = tables.text(tr.pick(c.variants[c.primary].label))
+    head = tr.gettext(N_("From {before} to {after}, {variant}:"), before=c.before, after=c.after, variant=variant)
+    return fragment(f"{head}\n", '<div class="ps-card">\n' + "\n".join(items) + "\n</div>\n")
+
+
+def metrics(c, tr: Translator, options: dict) -> object:
+    out = []
+    for name, v in c.variants.items():
+        t = TableBuilder(f"metrics-{name}", tr)
+        t.col("metric", N_("Metric"))
+        t.col("before", N_("Before"), align="right").col("after", N_("After"), align="right")
+        t.col("change", N_("Change"), align="right").col("relative", N_("Relative change"), align="right")
+        t.col("verdict", N_("In words"))
+        for row in c.metrics[c.metrics["variant"] == name].to_dict("records"):
+            dim = row["dim"]
+            t.row(
+                row["metric"],
+                tr.gettext(METRIC_LABELS[row["metric"]]),
+                Cell(_q(row["before"], dim, tr), row["before"]),
+                Cell(_q(row["after"], dim, tr), row["after"]),
+                Cell(_signed(_q(row["change"], dim, tr), row["change"]), row["change"]),
+                Cell(_relative(row["relative"], tr), row["relative"]),
+                change_words(row, tr, c),
+            )
+        out += [f"**{tables.text(tr.pick(v.label))}**\n", t.build()]
+    note = tr.gettext(
+        N_(
+            "Before is {before}, after is {after}. Times and bandwidths in base units in the CSV (ns, bytes/s), "
+            "shares as fractions."
+        ),  # fmt: skip
+        before=c.before,
+        after=c.after,
+    )
+    return fragment(*out, f"{note}\n")
+
+
+def _friendly(row, tr: Translator) -> str:
+    return row["label"].get(tr.language) or row["short_name"]
+
+
+def _cls(key, tr: Translator) -> str:
+    return L.DASH if L.missing(key) else L.cls(key, tr)
+
+
+def _variant(c, options: dict):
+    return c.variants[options.get("variant", c.primary)]
+
+
+def kernels(c, tr: Translator, options: dict) -> object:
+    v = _variant(c, options)
+    per_step = v.basis == "step"
+    counts = tr.gettext(
+        N_("{changed} changed, {added} added, {removed} removed and {unchanged} unchanged kernels (by friendly name)."),
+        **{k: tr.integer(n) for k, n in v.counts.items()},
+    )
+    basis = tr.gettext(
+        N_("Launches and times are per decode step.") if per_step else N_("Launches and times are per traced range.")
+    )
+    t = TableBuilder("kernels", tr)
+    t.col("kernel", N_("Kernel")).col("status", N_("Status"))
+    t.col("launches_before", N_("Launches, before"), "count1").col("launches_after", N_("Launches, after"), "count1")
+    t.col("time_before", N_("Time, before"), "us").col("time_after", N_("Time, after"), "us")
+    t.col("time_change", N_("Time change"), "us").col("time_relative", N_("Time change (%)"), align="right")
+    t.col("share_before", N_("Share, before"), "percent").col("share_after", N_("Share, after"), "percent")
+    t.col("class", N_("Class"))
+    for row in v.kernels.to_dict("records"):
+        name = _friendly(row, tr)
+        if row["renamed_from"]:
+            old = ", ".join(_friendly(r, tr) for r in row["renamed_from"])
+            name = tr.gettext(N_("{name} (was {old})"), name=name, old=old)
+        cls = (
+            _cls(row["cls_before"], tr)
+            if row["cls_before"] == row["cls_after"]
+            else tr.gettext(
+                N_("{before} → {after}"), before=_cls(row["cls_before"], tr), after=_cls(row["cls_after"], tr)
+            )
+        )
+        t.row(
+            key_of(row["key"]),
+            name,
+            tr.gettext(STATUS_LABELS[row["status"]]),
+            row["launches_before"],
+            row["launches_after"],
+            row["time_before"],
+            row["time_after"],
+            row["time_change"],
+            Cell(_relative(row["time_relative"], tr), row["time_relative"]),
+            row["share_before"],
+            row["share_after"],
+            cls,
+        )
+    return fragment(f"{counts} {basis}\n", t.build())
+
+
+def categories(c, tr: Translator, options: dict) -> object:
+    v = _variant(c, options)
+    t = TableBuilder("categories", tr)
+    t.col("category", N_("Category")).col("status", N_("Status"))
+    t.col("time_before", N_("Time, before"), "us").col("time_after", N_("Time, after"), "us")
+    t.col("time_change", N_("Time change"), "us").col("time_relative", N_("Time change (%)"), align="right")
+    t.col("share_before", N_("Share, before"), "percent").col("share_after", N_("Share, after"), "percent")
+    t.col("launches_before", N_("Launches, before"), "count1").col("launches_after", N_("Launches, after"), "count1")
+    for row in v.categories.to_dict("records"):
+        t.row(
+            row["category"],
+            L.category(row["category"], tr),
+            tr.gettext(STATUS_LABELS[row["status"]]),
+            row["time_before"],
+            row["time_after"],
+            row["time_change"],
+            Cell(_relative(row["time_relative"], tr), row["time_relative"]),
+            row["share_before"],
+            row["share_after"],
+            row["launches_before"],
+            row["launches_after"],
+        )
+    return fragment(t.build())
+
+
+def classes(c, tr: Translator, options: dict) -> object:
+    v = _variant(c, options)
+    t = TableBuilder("classes", tr)
+    t.col("class", N_("Class")).col("share_before", N_("Time share, before"), "percent")
+    t.col("share_after", N_("Time share, after"), "percent")
+    t.col("launches_before", N_("Profiled launches, before"), "count")
+    t.col("launches_after", N_("Profiled launches, after"), "count")
+    for row in v.classes.to_dict("records"):
+        t.row(
+            row["cls"],
+            L.cls(row["cls"], tr),
+            row["time_share_before"],
+            row["time_share_after"],
+            row["launches_before"],
+            row["launches_after"],
+        )
+    moved = v.kernels[v.kernels["class_changed"]]
+    if moved.empty:
+        text = tr.gettext(N_("No kernel found in both versions changed its class."))
+    else:
+        items = [
+            tr.gettext(
+                N_("{name}: {before} → {after}"),
+                name=tables.text(_friendly(r, tr)),
+                before=_cls(r["cls_before"], tr),
+                after=_cls(r["cls_after"], tr),
+            )
+            for r in moved.to_dict("records")
+        ]
+        text = tr.gettext(N_("Kernels whose class changed:")) + "\n\n" + "".join(f"- {i}\n" for i in items)
+    return fragment(t.build(), f"{text}\n")
+
+
+def method(c, tr: Translator, options: dict) -> object:
+    items = [
+        tr.gettext(
+            N_(
+                "A change counts when it is at least {relative} of the old value and, for a time, at least {absolute}; "
+                "a smaller one is listed as unchanged ({fields} in report.yml). A change of class always counts."
+            ),  # fmt: skip
+            relative=tr.percent(c.noise.relative),
+            absolute=show(Quantity(c.noise.absolute_ns, "ns"), tr, "us"),
+            fields=L.code("changes.noise_pct") + ", " + L.code("changes.noise_us"),
+        ),
+        tr.gettext(
+            N_(
+                "Kernels are joined by friendly name (the naming rules in {rules}); the kernels of one friendly "
+                "name are summed, and its class is that of its longest-running kernel."
+            ),  # fmt: skip
+            rules=L.code("data/rules/kernels.yml"),
+        ),
+        tr.gettext(
+            N_(
+                "Launches and times are divided by each version's traced decode steps, so captures of different "
+                "lengths compare; the headline metrics are the facts of each version's report page."
+            )  # fmt: skip
+        ),
+    ]
+    if c.renames:
+        renames = ", ".join(f"{L.code(old)} → {L.code(new)}" for old, new in sorted(c.renames.items()))
+        items.append(
+            tr.gettext(N_("Renames ({field} in report.yml): {renames}."), field=L.code("renames"), renames=renames)
+        )
+    else:
+        items.append(tr.gettext(N_("No renames are configured ({field} in report.yml)."), field=L.code("renames")))
+    for names, message in ((c.only_before, N_("Only in {version}: {variants}.")),
+                           (c.only_after, N_("Only in {version}: {variants}."))):  # fmt: skip
+        if names:
+            version = c.before if names is c.only_before else c.after
+            items.append(tr.gettext(message, version=version, variants=", ".join(L.code(n) for n in names)))
+    return fragment("".join(f"- {i}\n" for i in items))
