@@ -9,8 +9,8 @@
 * ``on_config`` then translates the site name and the ``nav:`` titles for every non-default
   language from the message catalog (into mkdocs-static-i18n's per-language overrides),
   and quiets jieba's start-up chatter.
-* ``on_files`` (after mkdocs-static-i18n) adds the pages of older report versions
-  (``generators.site.versions``).
+* ``on_files`` (after mkdocs-static-i18n) adds the pages of older report versions and the
+  "what changed" pages between versions (``generators.site.versions``).
 * ``on_page_content`` removes line breaks between two Chinese characters from the page's HTML,
   which browsers would draw as spaces (``generators.site.segment_breaks``).
 * ``on_post_build``, once the last language and the search index are written, subsets each
@@ -76,9 +76,8 @@ def on_files(files, config):
     settings = importlib.import_module("generators.settings").Settings.from_mkdocs(config)
     catalog = importlib.import_module("generators.catalog").Catalog(settings.data_dir, settings.codes)
     versions = importlib.import_module("generators.site.versions")
-    for page in versions.version_pages(
-        files, config, catalog, i18n.current_language, settings.codes, settings.default_language
-    ):
+    args = (files, config, catalog, i18n.current_language, settings.codes, settings.default_language)
+    for page in [*versions.version_pages(*args), *versions.changes_pages(*args)]:
         files.append(page)
     return files
 

@@ -19,7 +19,11 @@ Pages call these macros; everything else lives in ``generators.sections``, the r
 
 A report page names its report in its front matter (``report: decode-h100-80gb-hbm3``);
 report units and facts on it take ``report`` from there and ``version`` from the page
-(``version:`` in a generated older-version page's front matter; the latest otherwise).
+(``version:`` in a generated older-version page's front matter; the latest otherwise), and
+``base`` on a generated "what changed" page (the older version it compares with).
+After its macros are rendered, every report page gets the version selector under its title
+(``on_post_page_macros``, ``generators.site.selector``); after the build, the log names the
+results and pieces the build computed rather than took from the cache (``on_post_build``).
 The page's language is ``page.file.locale`` (set by mkdocs-static-i18n). A ``UserError``
 without a file of its own (an unknown unit, a bad option) is re-raised naming the page.
 """
@@ -28,6 +32,7 @@ from __future__ import annotations
 
 import functools
 import html
+import logging
 
 from generators import claims
 from generators.errors import UserError
@@ -36,6 +41,7 @@ from generators.render.units import show
 from generators.sections import MODELS, UNITS
 from generators.site.context import SiteContext
 from generators.site.ids import PageScope
+from generators.site import selector
 from generators.site.publish import page_markdown
 
 
@@ -52,9 +58,9 @@ def define_env(env) -> None:
         out = {k: str(v) for k, v in options.items()}
         meta = env.page.meta or {}
         if model.per_report and "report" not in out and meta.get("report"):
-            out["report"] = str(meta["report"])
-            if meta.get("version"):
-                out["version"] = str(meta["version"])
+            for key in model.options:  # report, version and, on a "what changed" page, base
+                if meta.get(key):
+                    out[key] = str(meta[key])
         return out
 
     def scope() -> PageScope:
@@ -63,7 +69,8 @@ def define_env(env) -> None:
         report = meta.get("report")
         if not report:
             return PageScope(key)
-        return PageScope(key, str(report), str(meta.get("version") or runner.catalog.latest(str(report))))
+        version = str(meta.get("version") or runner.catalog.latest(str(report)))
+        return PageScope(key, str(report), f"{meta['base']}-{version}" if meta.get("base") else version)
 
     def naming_the_page(fn):
         @functools.wraps(fn)
@@ -148,6 +155,27 @@ def define_env(env) -> None:
 
         return kind_of(read_config(runner.catalog, report)).models[0].name
 
+    def version_selector() -> str | None:
+        """The version selector of the current page, or None when it is not a report page."""
+        meta = env.page.meta or {}
+        report = meta.get("report")
+        if not report or str(report) not in runner.catalog.reports():
+            return None
+        reports = {r.report: r for r in runner.result(MODELS["reports"], {})[1]}
+        info = reports.get(str(report))
+        if info is None:  # a page of a report without report.yml: its units say so
+            return None
+        root = getattr(env.page.file, "ps_report_root", None)
+        if root is None:
+            root = getattr(env.page.file, "norm_src_uri", env.page.file.src_uri).removesuffix(".md")
+        links = selector.Links(env.page, env.variables["files"], root)
+        version = str(meta.get("version") or info.latest)
+        base = str(meta["base"]) if meta.get("base") else None
+        return selector.selector_html(info, version, base, links, runner.translator(language()))
+
+    env.profsite_selector = naming_the_page(version_selector)
+    env.profsite_runner = runner
+
     @env.macro
     @naming_the_page
     def fact(name: str, model: str | None = None, **options) -> float:
@@ -166,3 +194,24 @@ def define_env(env) -> None:
     def lit(text) -> str:
         """``text`` as typed: marks a number in prose as intended (see generators.checks.literals)."""
         return str(text)
+
+
+LOG = logging.getLogger("mkdocs.plugins.profsite")
+
+
+def on_post_build(env) -> None:
+    """The build log names what this build computed; everything else came from the cache."""
+    cache = env.profsite_runner.cache
+    LOG.info(
+        "profsite cache: %d computed, %d from the cache; computed: %s",
+        cache.misses,
+        cache.hits,
+        " ".join(cache.computed) or "-",
+    )
+
+
+def on_post_page_macros(env) -> None:
+    """After a page's macros: the version selector under a report page's title."""
+    block = env.profsite_selector()
+    if block:
+        env.markdown = selector.insert(env.markdown, block)

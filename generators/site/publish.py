@@ -6,7 +6,9 @@
   header in the page's language) linked under it.
 * A :class:`~generators.pieces.Figure` becomes ``<figure id=...>`` around a markdown image
   of its SVG (so that ``mkdocs build --strict`` checks the link), with its caption.
-* :class:`~generators.pieces.Markdown` is passed through.
+* :class:`~generators.pieces.Markdown` is passed through, except that a link written
+  ``](@/reports/x.md)`` - a page path from the language's root, for renderers that do not
+  know which page shows them - is made relative to the page (mkdocs then checks it).
 
 Files get the source URI ``<lang>/assets/<figures|tables>/<id>.<ext>`` (the language folder
 mkdocs-static-i18n expects) and are written to ``assets/...`` for the default language and
@@ -43,7 +45,7 @@ def page_markdown(
     out = []
     for piece in fragment.pieces:
         if isinstance(piece, Markdown):
-            out.append(piece.text)
+            out.append(piece.text.replace("](@/", "](" + root_prefix(page)))
         elif isinstance(piece, Table):
             tid = scope.piece_id(unit, piece.key)
             link = _add_file(f"{TABLES}/{tid}.csv", csv_bytes(piece), page, files, config, default_language)
@@ -59,6 +61,12 @@ def page_markdown(
                 f"  ![{tables.text(piece.alt)}]({link})\n{caption}</figure>\n"
             )
     return "\n".join(p.rstrip("\n") + "\n" for p in out if p)
+
+
+def root_prefix(page) -> str:
+    """The relative path from a page's source folder to its language's root (``../../``)."""
+    norm = getattr(page.file, "norm_src_uri", page.file.src_uri)
+    return "../" * norm.count("/")
 
 
 def table_html(table: Table, unit: str, scope: PageScope) -> str:

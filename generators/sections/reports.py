@@ -1,0 +1,120 @@
+"""The configured reports and their versions: what the version selector, the index and the
+hardware reference list.
+
+Model ``reports`` reads every configured report's ``report.yml`` and each of its versions'
+``meta.json`` (through the catalog): per report its kind, title, hardware entry, versions
+(latest first) with capture date, setup (``report_diff.setup_fields``) and the setup fields
+that differ from the version before, and the pairs of versions that get a "what changed"
+page (consecutive versions of a kind with changes templates). Cheap: it reads small files
+only, so every page that shows a selector asks for the same cached result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from generators import catalog as layout
+from generators.analysis.report_diff import setup_fields, setup_rows
+from generators.catalog import Catalog
+from generators.quantity import Quantity
+from generators.readers import run_meta, typed_file
+from generators.spec import Model, Unit
+
+
+@dataclass(frozen=True)
+class VersionInfo:
+    version: str
+    date: str | None  # ISO timestamp of the capture (meta.json), None without one
+    setup: dict[str, str]  # meta.json flattened: "gpu.name", "software.torch", "workload.new_tokens", ...
+    differences: pd.DataFrame | None  # setup_rows against the version before; None for the first
+
+
+@dataclass(frozen=True)
+class ReportInfo:
+    report: str
+    kind: str
+    title: dict  # Localized
+    hardware: str | None  # the hardware reference entry (report.yml), if the kind has one
+    versions: list[VersionInfo]  # latest first
+    changes: list[tuple[str, str]]  # (older, newer) with a "what changed" page, latest first
+
+    @property
+    def latest(self) -> str:
+        return self.versions[0].version
+
+    def version(self, name: str) -> VersionInfo:
+        return next(v for v in self.versions if v.version == name)
+
+
+def inputs(cat: Catalog, options: dict[str, str]) -> list:
+    files = []
+    for report in cat.configured_reports():
+        files.append(cat.config_path(report))
+        files += [p for ref in cat.refs(report) if (p := cat.file(ref, layout.META)).is_file()]
+    return files
+
+
+def _version(cat: Catalog, ref) -> tuple[str | None, dict[str, str]]:
+    path = cat.file(ref, layout.META)
+    if not path.is_file():
+        return None, {}
+    date = run_meta.read(path, ref).date  # checks the schema and the required fields
+    return date, setup_fields(typed_file.decode(path, dict[str, Any]))
+
+
+def compute(cat: Catalog, options: dict[str, str]) -> list[ReportInfo]:
+    from generators.kinds import kind_of, read_config
+
+    out = []
+    for report in cat.configured_reports():
+        config = read_config(cat, report)
+        kind = kind_of(config)
+        versions: list[VersionInfo] = []
+        previous = None
+        for ref in sorted(cat.refs(report)):  # oldest first: each against the one before
+            date, setup = _version(cat, ref)
+            differences = None if previous is None else setup_rows(previous, setup)
+            versions.append(VersionInfo(ref.version, date, setup, differences))
+            previous = setup
+        versions.reverse()
+        names = [v.version for v in versions]
+        changes = list(zip(names[1:], names[:-1])) if kind.changes_templates is not None else []
+        out.append(
+            ReportInfo(
+                report=report,
+                kind=kind.name,
+                title=dict(config.title),
+                hardware=getattr(config, "hardware", None),
+                versions=versions,
+                changes=changes,
+            )
+        )
+    return out
+
+
+def facts(reports: list[ReportInfo]) -> dict[str, Quantity]:
+    return {
+        "report_count": Quantity(len(reports), "count"),
+        "version_count": Quantity(sum(len(r.versions) for r in reports), "count"),
+        "changes_count": Quantity(sum(len(r.changes) for r in reports), "count"),
+    }
+
+
+MODEL = Model(name="reports", inputs=inputs, compute=compute, facts=facts)
+UNITS = [
+    Unit(
+        "reports.list",
+        MODEL,
+        "generators.render.reports:report_list",
+        doc="every report with links to each version and each what-changed page (pages at the language root)",
+    ),
+    Unit(
+        "reports.by_gpu",
+        MODEL,
+        "generators.render.reports:by_gpu",
+        doc="per hardware entry, the report versions captured on it, linked (pages at the language root)",
+    ),
+]

@@ -1,0 +1,128 @@
+"""The version selector on every report page, rendered into the page at build time.
+
+Under the page's title: a ``<details>`` menu (no JavaScript, no ``versions.json`` to fetch:
+it works offline, from ``file://`` and under ``mkdocs serve``) listing every version of the
+report - the latest is the report's page, older ones ``reports/<id>/vN/`` - and every "what
+changed" page, the current one marked; beside it the version's capture date and setup
+(GPU, driver, torch, CUDA) and how its setup differs from the version before (all from
+``meta.json``, through the ``reports`` model). The language switcher keeps the version
+because every generated page links its translations (``generators.site.versions``).
+
+Called by the macros module after a page's macros are rendered (``on_post_page_macros``).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+
+from generators.render.i18n import N_, Translator
+
+SETUP = (  # (field of the flattened meta.json, how the version line names it)
+    ("gpu.name", None),  # the GPU's name as CUDA reports it
+    ("gpu.nvidia_smi.driver_version", N_("driver {value}")),
+    ("software.torch", N_("torch {value}")),
+    ("software.cuda", N_("CUDA {value}")),
+)
+H1 = re.compile(r"^# .*$", re.M)
+
+
+def _date(iso: str | None, tr: Translator) -> str:
+    return tr.date(iso[:10]) if iso else "—"
+
+
+def _e(text: str) -> str:
+    return html.escape(text, quote=True)
+
+
+class Links:
+    """Addresses of a report's generated pages, relative to the page being rendered."""
+
+    def __init__(self, page, files, root: str):
+        self.page, self.files, self.root = page, files, root
+        norm = getattr(page.file, "norm_src_uri", page.file.src_uri)
+        self.prefix = page.file.src_uri[: len(page.file.src_uri) - len(norm)]
+
+    def url(self, norm: str) -> str | None:
+        file = self.files.get_file_from_path(self.prefix + norm)
+        return None if file is None else file.url_relative_to(self.page.file)
+
+    def version(self, info, name: str) -> str | None:
+        return self.url(f"{self.root}.md" if name == info.latest else f"{self.root}/{name}.md")
+
+    def changes(self, older: str, newer: str) -> str | None:
+        return self.url(f"{self.root}/changes/{older}-{newer}.md")
+
+
+def _item(text: str, url: str | None, current: bool, css: str = "") -> str:
+    cls = " ".join(c for c in (css, "ps-versions__current" if current else "") if c)
+    attr = f' class="{cls}"' if cls else ""
+    if url is None:
+        return f"<li{attr}>{_e(text)}</li>"
+    here = ' aria-current="page"' if current else ""
+    return f'<li{attr}><a href="{_e(url)}"{here}>{_e(text)}</a></li>'
+
+
+def selector_html(info, version: str, base: str | None, links: Links, tr: Translator) -> str:
+    """The selector of ``info`` (a ``sections.reports.ReportInfo``) on the page of ``version``
+    (or, with ``base``, on the "what changed" page from ``base`` to ``version``)."""
+    items = []
+    for v in info.versions:
+        if v.version == info.latest:
+            text = tr.gettext(N_("{version} · latest · captured {date}"), version=v.version, date=_date(v.date, tr))
+        else:
+            text = tr.gettext(N_("{version} · captured {date}"), version=v.version, date=_date(v.date, tr))
+        items.append(_item(text, links.version(info, v.version), base is None and v.version == version))
+    for older, newer in info.changes:
+        text = tr.gettext(N_("What changed: {older} → {newer}"), older=older, newer=newer)
+        items.append(
+            _item(text, links.changes(older, newer), (older, newer) == (base, version), "ps-versions__changes")
+        )
+    if base is None:
+        shown = tr.gettext(N_("Version {version} of {count}"), version=version, count=tr.integer(len(info.versions)))
+    else:
+        shown = tr.gettext(N_("What changed: {older} → {newer}"), older=base, newer=version)
+    menu = (
+        f'<details class="ps-versions__menu"><summary>{_e(shown)}</summary>\n'
+        f'<ul class="ps-versions__list">{"".join(items)}</ul></details>'
+    )
+    about = "" if base is not None else _about(info, version, tr)
+    return (
+        f'<div class="ps-versions" data-report="{_e(info.report)}" data-version="{_e(version)}"'
+        f"{f' data-base={chr(34)}{_e(base)}{chr(34)}' if base else ''}>\n{menu}\n{about}</div>\n"
+    )
+
+
+def _about(info, version: str, tr: Translator) -> str:
+    """The version's capture date, setup and setup differences from the version before."""
+    v = info.version(version)
+    setup = "; ".join(tr.gettext(label, value=v.setup[f]) if label else v.setup[f] for f, label in SETUP if f in v.setup)
+    line = tr.gettext(N_("Captured {date}"), date=_date(v.date, tr)) + (f": {setup}." if setup else ".")
+    parts = [f'<p class="ps-versions__about">{_e(line)}']
+    if version != info.latest:
+        parts.append(" " + _e(tr.gettext(N_("This is an older version; the latest is {latest}."), latest=info.latest)))
+    parts.append("</p>")
+    names = [o.version for o in info.versions]  # latest first: the version before is the next one
+    position = names.index(version)
+    if v.differences is not None and position + 1 < len(names):
+        previous = names[position + 1]
+        if v.differences.empty:
+            parts.append(
+                f'<p class="ps-versions__diff">{_e(tr.gettext(N_("Same setup as {version}."), version=previous))}</p>'
+            )
+        else:
+            rows = "".join(
+                f"<li><code>{_e(r.field)}</code>: {_e(r.before or '—')} → {_e(r.after or '—')}</li>"
+                for r in v.differences.itertuples()
+            )
+            head = tr.gettext(N_("Setup differences from {version}:"), version=previous)
+            parts.append(f'<div class="ps-versions__diff"><p>{_e(head)}</p><ul>{rows}</ul></div>')
+    return "".join(parts) + "\n"
+
+
+def insert(markdown: str, block: str) -> str:
+    """``markdown`` with ``block`` (raw HTML) after its first level-one heading (or first)."""
+    m = H1.search(markdown)
+    if m is None:
+        return f"{block}\n{markdown}"
+    return f"{markdown[: m.end()]}\n\n{block}\n{markdown[m.end() :]}"
