@@ -27,6 +27,8 @@ COMMANDS = {
     "review": "generators.commands.review",
     "review-check": "generators.commands.review_check",
     "sweep": "generators.commands.sweep",
+    "diff": "generators.commands.diff",
+    "new-version": "generators.commands.new_version",
 }
 
 

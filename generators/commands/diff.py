@@ -1,0 +1,107 @@
+"""``python -m generators diff REPORT_ID vA vB [--json]``: what changed from version vA to vB.
+
+The same computation as the report's generated "what changed" page (the kind's changes
+model, e.g. ``generators.kinds.kernel_profile.changes``), through the same result cache
+(``.cache/``, or ``PROFSITE_CACHE_DIR``): after a site build it answers at once.
+
+``--json`` prints one object in base units (ns, counts, fractions, bytes/s): ``report``,
+``before`` and ``after`` (version, capture date), ``noise``, ``renames``, ``setup`` (the
+``meta.json`` fields that differ), ``metrics`` (per variant and headline metric ``before``,
+``after``, ``change`` = after - before, ``relative_change``, ``status``, ``direction``,
+``verdict``), ``kernels`` (per variant and friendly name ``status`` added, removed, changed
+or unchanged, ``before`` and ``after`` - launches and time per step, share, class - and
+``change``), ``kernel_counts``, ``categories`` and ``classes``. Without ``--json``: the
+headline metrics and the kernels that changed, as text.
+
+An unknown report or version, a report without ``report.yml`` or of a kind that does not
+compare versions: one ``error:`` line and exit code 2.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from generators.errors import UserError
+
+HELP = "what changed between two versions of a report: setup, headline metrics, kernels added/removed/changed"
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("report_id", metavar="REPORT_ID", help="a report of the catalog, e.g. decode-h100-80gb-hbm3")
+    parser.add_argument("before", metavar="vA", help="the older version, e.g. v1")
+    parser.add_argument("after", metavar="vB", help="the newer version, e.g. v2")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (base units) instead of text")
+    parser.add_argument("--root", type=Path, default=ROOT, help="project root with mkdocs.yml (default: this checkout)")
+
+
+def compute(root: Path, report: str, before: str, after: str):
+    """The changes result of ``report`` from ``before`` to ``after`` (what the page shows)."""
+    from generators.catalog import plain_id
+    from generators.kinds import kind_of, read_config
+    from generators.sections.runner import Runner
+    from generators.settings import Settings
+
+    settings = Settings.load(root / "mkdocs.yml")
+    runner = Runner.for_settings(settings)
+    cat = runner.catalog
+    plain_id(report)
+    cat.ref(report, before), cat.ref(report, after)  # unknown report or version: one line
+    kind = kind_of(read_config(cat, report))
+    model = kind.changes_model
+    if model is None:
+        raise UserError(cat.config_path(report), f"reports of kind {kind.name!r} have no comparison of versions")
+    return runner.result(model, {"report": report, "version": after, "base": before})[1], settings
+
+
+def run(args) -> int:
+    result, settings = compute(args.root, args.report_id, args.before, args.after)
+    doc = result.as_json()
+    if args.json:
+        print(json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False))
+    else:
+        print(text(doc, settings.source_language))
+    return 0
+
+
+def _num(x, unit: str) -> str:
+    if x is None:
+        return "-"
+    if unit == "ns":
+        return f"{x / 1e3:,.1f} µs"
+    if unit == "fraction":
+        return f"{x * 100:.1f} %"
+    if unit == "bytes_per_s":
+        return f"{x / 1e9:,.0f} GB/s"
+    return f"{x:,.1f}"
+
+
+def text(doc: dict, language: str) -> str:
+    """The headline metrics and the changed kernels, for a terminal (the source language's
+    kernel names, display units)."""
+    from tabulate import tabulate
+
+    b, a = doc["before"], doc["after"]
+    lines = [f"{doc['report']}: {b['version']} ({b['date']}) -> {a['version']} ({a['date']})"]
+    for s in doc["setup"]:
+        lines.append(f"  setup {s['field']}: {s['before']} -> {s['after']}")
+    rows = [
+        [m["variant"], m["metric"], _num(m["before"], m["unit"]), _num(m["after"], m["unit"]),
+         "-" if m["relative_change"] is None else f"{m['relative_change'] * 100:+.1f} %", m["status"], m["verdict"]]
+        for m in doc["metrics"]
+    ]  # fmt: skip
+    lines += ["", tabulate(rows, headers=["variant", "metric", "before", "after", "change", "status", "verdict"])]
+    rows = [
+        [k["variant"], (k["label"].get(language) or k["function"])[:60], k["status"],
+         _num((k["before"] or {}).get("time_ns"), "ns"),
+         _num((k["after"] or {}).get("time_ns"), "ns")]
+        for k in doc["kernels"] if k["status"] != "unchanged"
+    ]  # fmt: skip
+    counts = ", ".join(f"{v}: " + ", ".join(f"{n} {s}" for s, n in c.items()) for v, c in doc["kernel_counts"].items())
+    lines += [
+        "",
+        f"kernels ({counts}); per step:",
+        tabulate(rows, headers=["variant", "kernel", "status", "before", "after"]),
+    ]
+    return "\n".join(lines)
