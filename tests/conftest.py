@@ -38,4 +38,4 @@ def details_rows(details_path) -> list[dict]:
 
 
 # Site tests (issue 2): a real site built once per session; see tests/site_fixtures.py.
-from tests.site_fixtures import built_site  # noqa: E402,F401
+from tests.site_fixtures import built_site, versions_site  # noqa: E402,F401

@@ -93,6 +93,67 @@ def tree_digest(root: Path) -> dict[str, str]:
     }
 
 
+@dataclass(frozen=True)
+class VersionsBuild:
+    """A site of the project's data plus a derived v2 of the decode report added with
+    ``new-version`` (``tests/derived_version.py``)."""
+
+    build: Build
+    data: Path  # the data folder it was built from
+    project: Path  # the project copy (mkdocs.yml, docs/) it was built from
+    capture: Path  # the derived capture folder that became v2
+    added: subprocess.CompletedProcess  # new-version's run
+
+    @property
+    def site(self) -> Path:
+        return self.build.site
+
+    def html(self, url_path: str) -> str:
+        return self.build.html(url_path)
+
+
+def run_cli(*args: str, data: Path | None = None, cache: Path | None = None) -> subprocess.CompletedProcess:
+    """``python -m generators ARGS`` from the repository root, on ``data`` and ``cache``."""
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    if data is not None:
+        env["PROFSITE_DATA_DIR"] = str(data)
+    if cache is not None:
+        env["PROFSITE_CACHE_DIR"] = str(cache)
+    return subprocess.run(
+        [sys.executable, "-m", "generators", *args], cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+@pytest.fixture(scope="session")
+def versions_site(built_site, tmp_path_factory) -> VersionsBuild:
+    """Built once per session, reusing the session build's cache (v1 is not computed again)."""
+
+    from tests.derived_version import REPORT, V2_ONLY, copy_data, make_capture
+
+    tmp = tmp_path_factory.mktemp("versions")
+    data = copy_data(REPO_ROOT, tmp / "data")
+    project = tmp / "project"  # the pages, with one claim true of v2 only
+    project.mkdir()
+    shutil.copytree(REPO_ROOT / "docs", project / "docs")
+    shutil.copy(REPO_ROOT / "mkdocs.yml", project / "mkdocs.yml")
+    for link in ("generators", "locales"):
+        (project / link).symlink_to(REPO_ROOT / link)
+    (project / "data").symlink_to(data)  # mkdocs.yml watches data/
+    for lang in ("en", "zh"):
+        page = project / "docs" / lang / "reports" / f"{REPORT}.md"
+        page.write_text(page.read_text(encoding="utf-8") + f"\n\n{V2_ONLY}\n", encoding="utf-8")
+    capture = make_capture(data, tmp / "capture")
+    added = run_cli("new-version", REPORT, "--from", str(capture), data=data)
+    if added.returncode != 0:
+        pytest.fail(f"new-version failed: {added.stderr}")
+    cache = tmp / "cache"
+    shutil.copytree(built_site.cache, cache)
+    build = build_site(tmp, data_dir=data, cache=cache, config=project / "mkdocs.yml")
+    if build.returncode != 0:
+        pytest.fail(f"site build failed ({build.returncode}):\n{build.stdout}\n{build.stderr}")
+    return VersionsBuild(build, data, project, capture, added)
+
+
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory) -> Build:
     build = build_site(tmp_path_factory.mktemp("site-build"))

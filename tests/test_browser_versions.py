@@ -1,0 +1,85 @@
+"""The version selector in a real browser (Debian's Chromium, headless, Playwright), both languages.
+
+On the two-version site of ``tests.site_fixtures.versions_site``: the selector under a report
+page's title opens with a click (a plain ``<details>``: no script, nothing fetched), its links
+lead to the other version and to the "what changed" page in the same language, and the
+language switcher on an older version's page leads to the same version in the other language.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser_helpers import chromium, load_all_images, needs_chromium, recording_page, serve
+from tests.derived_version import REPORT
+
+
+@pytest.fixture(scope="module")
+def base_url(versions_site):
+    with serve(versions_site.site) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium() as browser:
+        yield browser
+
+
+@pytest.fixture
+def page(browser, base_url):
+    with recording_page(browser, base_url) as page:
+        yield page
+
+
+def _version(page) -> tuple[str, str | None]:
+    box = page.locator(".ps-versions")
+    return box.get_attribute("data-version"), box.get_attribute("data-base")
+
+
+@needs_chromium
+@pytest.mark.parametrize("lang", ["", "zh/"])
+def test_the_selector_leads_to_every_version_and_the_changes_page(page, base_url, lang):
+    requests = []
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(f"{base_url}/{lang}reports/{REPORT}/", wait_until="load")
+    assert _version(page) == ("v2", None)
+    links = page.locator(".ps-versions__list a")
+    assert not links.first.is_visible()  # closed until clicked
+    page.click(".ps-versions__menu summary")
+    assert links.count() == 3 and links.first.is_visible()
+    links.nth(1).click()  # v1
+    page.wait_for_url(f"{base_url}/{lang}reports/{REPORT}/v1/")
+    assert _version(page) == ("v1", None)
+    page.click(".ps-versions__menu summary")
+    page.locator(".ps-versions__changes a").click()
+    page.wait_for_url(f"{base_url}/{lang}reports/{REPORT}/changes/v1-v2/")
+    assert _version(page) == ("v2", "v1")
+    assert page.locator(".ps-card__item").count() == 4
+    images = load_all_images(page)  # the bars and the roofline with arrows
+    assert len(images) == 2 and all(width > 0 for _, width in images), images
+    page.click(".ps-versions__menu summary")
+    page.locator(".ps-versions__list a").first.click()  # back to the latest
+    page.wait_for_url(f"{base_url}/{lang}reports/{REPORT}/")
+    assert not [u for u in requests if "versions.json" in u]
+    assert page.problems == []
+
+
+@needs_chromium
+@pytest.mark.parametrize(
+    "start, other",
+    [
+        (f"reports/{REPORT}/v1/", f"zh/reports/{REPORT}/v1/"),
+        (f"zh/reports/{REPORT}/changes/v1-v2/", f"reports/{REPORT}/changes/v1-v2/"),
+    ],
+)
+def test_the_language_switcher_keeps_the_version(page, base_url, start, other):
+    page.goto(f"{base_url}/{start}", wait_until="load")
+    before = _version(page)
+    page.hover(".md-header__option .md-select")
+    lang = "zh" if other.startswith("zh/") else "en"
+    page.locator(f'a.md-select__link[hreflang="{lang}"]').click()
+    page.wait_for_url(f"{base_url}/{other}")
+    assert page.get_attribute("html", "lang") == lang
+    assert _version(page) == before
+    assert page.problems == []

@@ -1,0 +1,136 @@
+"""The comparison of two report versions (``generators.analysis.report_diff`` and the kernel-profile
+changes model): the noise rule, renames, setup differences.
+
+The noise rule is a rule on numbers (the thresholds of report.yml), tested on numbers. Joins
+and renames run on the real results of v1 and of the derived v2 (``tests/derived_version.py``)
+from the two-version site's cache, with ``renames`` set here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import msgspec
+import pytest
+
+from generators.analysis import report_diff as rd
+from tests.derived_version import RENAMED, REPORT
+
+NOISE = rd.Noise(relative=0.05, absolute_ns=2000.0)
+
+
+@pytest.mark.parametrize(
+    "before, after, dim, counts",
+    [
+        (100_000, 104_999, "ns", False),  # 4.999 %: below 5 %
+        (100_000, 105_000, "ns", True),  # 5 % and 5 µs
+        (10_000, 11_900, "ns", False),  # 19 % but 1.9 µs: below 2 µs
+        (10_000, 12_000, "ns", True),
+        (100, 104, "count", False),  # not a time: the relative threshold only
+        (100, 106, "count", True),
+        (3, 2, "count", True),  # a third fewer launches
+        (0.5, 0.49, "fraction", False),
+        (0, 1, "count", True),  # from nothing
+        (7, 7, "ns", False),
+    ],
+)
+def test_the_noise_rule(before, after, dim, counts):
+    assert rd.counts(before, after, dim, NOISE) is counts
+    c = rd.compare(before, after, dim, NOISE, "lower")
+    assert c["status"] == ("changed" if counts else "unchanged")
+    assert c["change"] == after - before
+    if counts:
+        assert c["verdict"] == ("better" if after < before else "worse")
+
+
+def test_compare_names_absent_values_and_directions():
+    assert rd.compare(None, 5.0, "ns", NOISE)["status"] == "added"
+    assert rd.compare(5.0, None, "ns", NOISE)["status"] == "removed"
+    faster = rd.compare(2e6, 1e6, "ns", NOISE, "lower")
+    assert (faster["direction"], faster["verdict"], faster["relative"]) == ("down", "better", -0.5)
+    assert rd.compare(1.0, 2.0, "bytes_per_s", NOISE, "higher")["verdict"] == "better"
+    assert rd.compare(1.0, 2.0, "fraction", NOISE, None)["verdict"] == "neutral"
+
+
+def test_setup_fields_and_differences_from_a_real_meta_json(repo_root):
+    meta = json.loads((repo_root / "data" / "reports" / REPORT / "v1" / "meta.json").read_text())
+    fields = rd.setup_fields(meta)
+    assert fields["gpu.name"] == "NVIDIA H100 80GB HBM3"
+    assert fields["gpu.nvidia_smi.driver_version"] == meta["gpu"]["nvidia_smi"]["driver_version"]
+    assert fields["workload.variants"] == "fused, written"
+    assert not any(k.startswith(("date", "commands", "files", "ncu.")) for k in fields)
+    other = dict(meta, software=dict(meta["software"], torch="9.9"), workload=dict(meta["workload"], batch=None))
+    rows = rd.setup_rows(fields, rd.setup_fields(other))
+    assert rows.values.tolist() == [
+        ["software.torch", meta["software"]["torch"], "9.9", "changed"],
+        ["workload.batch", "1", None, "removed"],
+    ]
+
+
+@pytest.fixture(scope="module")
+def results(versions_site, repo_root) -> dict:
+    """The kernel_profile results of v1 and the derived v2, from the two-version site's cache."""
+    from generators.kinds import kernel_profile
+    from generators.sections.runner import Runner
+    from generators.settings import Settings
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PROFSITE_DATA_DIR", str(versions_site.data))
+        mp.setenv("PROFSITE_CACHE_DIR", str(versions_site.build.cache))
+        runner = Runner.for_settings(Settings.load(repo_root / "mkdocs.yml"))
+    out = {k: runner.result(kernel_profile.MODEL, {"report": REPORT, "version": v})[1] for k, v in VERSIONS.items()}
+    assert runner.cache.misses == 0, "both versions come from the site build's cache"
+    return out
+
+
+VERSIONS = {"before": "v1", "after": "v2"}
+OPTIONS = {"report": REPORT, "version": "v2", "base": "v1"}
+INDEX_SELECT = "Index select / gather (bf16)"  # the friendly name of indexSelectSmallIndex (rules)
+
+
+def _with(results, **config) -> dict:
+    after = results["after"]
+    return dict(results, after=dataclasses.replace(after, config=msgspec.structs.replace(after.config, **config)))
+
+
+def _kernels(changes) -> dict:
+    return {n: r for r in changes.variants["fused"].kernels.to_dict("records") for n in r["names"]}
+
+
+def test_without_renames_a_renamed_kernel_is_removed_and_added(results):
+    from generators.kinds.kernel_profile import changes
+
+    c = changes.compute(results, OPTIONS)
+    kernels = _kernels(c)
+    gather = next(n for n in kernels if "indexSelectSmallIndex" in n)
+    assert kernels[gather]["status"] == "removed" and kernels[RENAMED]["status"] == "added"
+    assert c.variants["fused"].counts == {"changed": 1, "added": 1, "removed": 2, "unchanged": 13}
+
+
+@pytest.mark.parametrize("old", [INDEX_SELECT, "indexSelectSmallIndex"])  # a friendly or a function name
+def test_renames_join_a_kernel_with_its_new_name(results, old):
+    from generators.kinds.kernel_profile import changes
+
+    c = changes.compute(_with(results, renames={old: RENAMED}), OPTIONS)
+    kernels = _kernels(c)
+    joined = kernels[RENAMED]
+    gather = next(n for n in kernels if "indexSelectSmallIndex" in n)
+    assert kernels[gather] is not None and kernels[gather]["key"] == joined["key"]
+    assert [r["label"]["en"] for r in joined["renamed_from"]] == [INDEX_SELECT]
+    assert joined["status"] == "changed"  # its class: profiled (memory-bound) in v1 only
+    assert joined["launches_before"] == joined["launches_after"] == 1.0
+    assert c.variants["fused"].counts == {"changed": 2, "added": 0, "removed": 1, "unchanged": 13}
+
+
+def test_the_noise_threshold_comes_from_report_yml(results):
+    from generators.kinds.kernel_profile import changes
+    from generators.readers.report_config import Changes
+
+    strict = changes.compute(_with(results, changes=Changes(noise_pct=0, noise_us=0)), OPTIONS)
+    metrics = strict.metrics.set_index(["variant", "metric"])
+    assert metrics.loc[("fused", "launches_per_step"), "status"] == "changed"  # one launch fewer per step
+    default = changes.compute(results, OPTIONS).metrics.set_index(["variant", "metric"])
+    assert default.loc[("fused", "launches_per_step"), "status"] == "unchanged"
+    loose = changes.compute(_with(results, changes=Changes(noise_pct=60, noise_us=2)), OPTIONS)
+    assert loose.variants["fused"].counts["changed"] == 0  # the GEMM's -50 % is within 60 %
