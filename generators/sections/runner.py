@@ -125,13 +125,14 @@ class Runner:
             version=model.version,
             options=options,
             used={name: k for name, (k, _) in sorted(used.items())},
-            code=code_digest({model.compute.__module__, model.uses.__module__}),
+            code=code_digest({model.compute.__module__, model.uses.__module__}, self.cache.index),
             toolchain=toolchain(),
         )
         results = {name: value for name, (_, value) in used.items()}
         value = self.cache.get_or_compute(
             "results", slot_name(model.name, options), key, lambda: model.compute(results, options)
         )
+        self.cache.index.save()
         return key, value
 
     def fragment(self, unit: Unit, options: dict[str, str], language: str) -> Fragment:
