@@ -16,6 +16,7 @@ BENCHMARKS = [
     "bench.kineto",  # Kineto trace kernel summary (whole, and --range) vs gzip -dc; peak RSS
     "bench.kineto_many",  # 4/8/16 ranks: 1 vs N processes vs Dask; per-trace cost; vs Holistic Trace Analysis
     "bench.nsys_sqlite",  # nsys SQLite kernel summary vs bare sqlite3 GROUP BY
+    "bench.versions",  # site build as a report gains versions: only the new version is computed
 ]
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 
 import msgspec
 import pytest
@@ -134,3 +135,57 @@ def test_the_noise_threshold_comes_from_report_yml(results):
     assert default.loc[("fused", "launches_per_step"), "status"] == "unchanged"
     loose = changes.compute(_with(results, changes=Changes(noise_pct=60, noise_us=2)), OPTIONS)
     assert loose.variants["fused"].counts["changed"] == 0  # the GEMM's -50 % is within 60 %
+
+
+# -- the version selector of a report with three versions --------------------------------------
+class _Links:
+    """Addresses as ``generators.site.selector.Links`` gives them, without a built site."""
+
+    def version(self, info, name: str) -> str:
+        return "LATEST/" if name == info.latest else f"{name}/"
+
+    def changes(self, older: str, newer: str) -> str:
+        return f"changes/{older}-{newer}/"
+
+
+@pytest.fixture(scope="module")
+def three_versions(repo_root, tmp_path_factory):
+    """The decode report's report.yml and real v1 meta.json; v2 the same meta.json (a copy: same
+    setup), v3 with another torch (derived)."""
+    import shutil
+
+    from generators.sections import reports
+    from tests.project import catalog
+
+    data = tmp_path_factory.mktemp("three") / "data"
+    src = repo_root / "data" / "reports" / REPORT
+    (data / "reports" / REPORT).mkdir(parents=True)
+    shutil.copy(src / "report.yml", data / "reports" / REPORT / "report.yml")
+    meta = json.loads((src / "v1" / "meta.json").read_text())
+    for version, torch in (("v1", None), ("v2", None), ("v3", "9.9")):
+        folder = data / "reports" / REPORT / version
+        folder.mkdir()
+        doc = dict(meta, software=dict(meta["software"], torch=torch or meta["software"]["torch"]))
+        (folder / "meta.json").write_text(json.dumps(doc))
+    (info,) = reports.compute(catalog(data), {})
+    return info
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_selector_lists_every_version_and_states_each_setup(three_versions, lang):
+    from generators.site.selector import selector_html
+    from tests.project import translator
+
+    info, tr = three_versions, translator(lang)
+    assert [v.version for v in info.versions] == ["v3", "v2", "v1"] and info.changes == [("v2", "v3"), ("v1", "v2")]
+    v2 = selector_html(info, "v2", None, _Links(), tr)
+    assert re.findall(r'<a href="([^"]+)"', v2) == ["LATEST/", "v2/", "v1/", "changes/v2-v3/", "changes/v1-v2/"]
+    assert re.findall(r'<a href="([^"]+)" aria-current="page"', v2) == ["v2/"]
+    assert 'class="ps-versions__diff"' in v2 and "software.torch" not in v2  # the same setup as v1
+    v3 = selector_html(info, "v3", None, _Links(), tr)
+    assert "<code>software.torch</code>" in v3 and "9.9" in v3
+    v1 = selector_html(info, "v1", None, _Links(), tr)
+    assert 'class="ps-versions__diff"' not in v1  # nothing before it
+    changes = selector_html(info, "v3", "v2", _Links(), tr)
+    assert re.findall(r'<a href="([^"]+)" aria-current="page"', changes) == ["changes/v2-v3/"]
+    assert 'data-base="v2"' in changes and "ps-versions__about" not in changes

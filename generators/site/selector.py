@@ -107,9 +107,8 @@ def _about(info, version: str, tr: Translator) -> str:
     if v.differences is not None and position + 1 < len(names):
         previous = names[position + 1]
         if v.differences.empty:
-            parts.append(
-                f'<p class="ps-versions__diff">{_e(tr.gettext(N_("Same setup as {version}."), version=previous))}</p>'
-            )
+            same = tr.gettext(N_("Same setup as {version}."), version=previous)
+            parts.append(f'<p class="ps-versions__diff">{_e(same)}</p>')
         else:
             rows = "".join(
                 f"<li><code>{_e(r.field)}</code>: {_e(r.before or '—')} → {_e(r.after or '—')}</li>"
