@@ -330,11 +330,11 @@ def name_map(groups: pd.DataFrame) -> dict[str, str]:
 def setup_fields(doc: dict, prefix: str = "") -> dict[str, str]:
     """A capture's ``meta.json`` (as plain data) flattened to ``section.key -> text``, lists
     joined with ", "; what is not setup (the date, commands, file list, ncu commands, checks,
-    notes) is left out."""
-    skip = {"date", "commands", "files", "ncu", "checks", "notes", "schema", "cuda_graph"}
+    notes, long descriptions) is left out."""
+    skip = {"date", "commands", "files", "ncu", "checks", "notes", "schema"}
     out: dict[str, str] = {}
     for key, value in doc.items():
-        if not prefix and key in skip:
+        if (not prefix and key in skip) or key == "description":
             continue
         name = f"{prefix}{key}"
         if isinstance(value, dict):

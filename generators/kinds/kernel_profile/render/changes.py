@@ -306,10 +306,10 @@ def method(c, tr: Translator, options: dict) -> object:
         ),
         tr.gettext(
             N_(
-                "Kernels are joined by friendly name (the naming rules in {rules}); the kernels of one friendly "
-                "name are summed, and its class is that of its longest-running kernel."
+                "Kernels are joined by friendly name (the name the kernel naming rules give them, as in the "
+                "report's tables); the kernels of one friendly name are summed, and its class is that of its "
+                "longest-running kernel."
             ),  # fmt: skip
-            rules=L.code("data/rules/kernels.yml"),
         ),
         tr.gettext(
             N_(
