@@ -10,7 +10,11 @@ and ``.decode``); a report shows them in its setup and methodology sections.
 * ``ncu_run.json``: per variant ``status``, ``commands``, ``sections``, ``sampling``
   (``filter_mode``, ``launch_count``).
 * ``timing.json``: per variant the wall-clock time of a whole generation without a
-  profiler: ``median_ms``, ``min_ms``, ``max_ms``, ``reps``.
+  profiler: ``median_ms``, ``min_ms``, ``max_ms``, ``reps``; a CUDA-graph capture also
+  times the eager decode the same way (``<variant>_eager``), says which ``mode`` was
+  timed, and keeps each fresh process's own timing (``processes``: ``process``,
+  ``median_ms``, ``warmup_steady``: whether its warm-up reached a steady time).
+* ``meta.json`` of a CUDA-graph capture: ``cuda_graph`` (``method``, ``description``).
 * a distributed capture's ``meta.json`` (``kind: ddp``, ``generators.capture.ddp``) also has
   ``ddp`` (:func:`read_ddp`): the GPUs, ``nvidia-smi topo -m``, the NCCL environment, the
   rank slowed on purpose (``straggler``: ``rank``, ``delay_ms``, ``method``) and each rank's
@@ -43,6 +47,11 @@ class NcuRun(msgspec.Struct, frozen=True):
     reason: str | None = None
 
 
+class CudaGraph(msgspec.Struct, frozen=True):
+    method: str
+    description: str | None = None
+
+
 class Meta(msgspec.Struct, frozen=True):
     """A decode capture's ``meta.json``, stricter than ``run_meta.MetaFile``: the report shows
     its model and workload as tables, so they must be flat."""
@@ -57,6 +66,13 @@ class Meta(msgspec.Struct, frozen=True):
     ncu_workload: dict[str, Scalar] = {}
     commands: list[str] = []
     files: dict[str, str] = {}
+    cuda_graph: CudaGraph | None = None  # how the decode step was captured in a CUDA graph
+
+
+class ProcessTiming(msgspec.Struct, frozen=True):
+    process: int
+    median_ms: float
+    warmup_steady: bool | None = None
 
 
 class Timing(msgspec.Struct, frozen=True):
@@ -64,6 +80,9 @@ class Timing(msgspec.Struct, frozen=True):
     reps: int
     min_ms: float | None = None
     max_ms: float | None = None
+    mode: str | None = None  # "graph" or "eager" (a CUDA-graph capture times both)
+    warmup_steady: bool | None = None
+    processes: list[ProcessTiming] = []
 
 
 class StepTime(msgspec.Struct, frozen=True):

@@ -11,6 +11,11 @@ key of ``readers.timeline``'s kernels table) and its ``External id``: the id of 
 innermost operator whose call launched it (Kineto copies it from the launching runtime
 call onto the kernel).
 
+``launch_calls`` (:data:`LAUNCH_CALLS_SCHEMA`): per runtime or driver API call with a
+correlation id (``cudaLaunchKernel``, ``cuLaunchKernelEx``, ``cudaGraphLaunch``, ...), its
+correlation and name: which API launched a kernel (every kernel of a CUDA-graph replay
+shares its ``cudaGraphLaunch``'s correlation).
+
 Separate from ``readers.kineto`` on purpose: the timeline reader is tuned for very large
 traces and skips ``args`` of host events; this reader decodes the arguments of operator
 events only, with its own small typed structs, and only where a report needs shapes.
@@ -29,7 +34,7 @@ import pandas as pd
 
 from generators.errors import UserError
 from generators.readers.json_stream import NotStreamable, stream_array
-from generators.readers.kineto_events import CHUNK_BYTES, KERNEL_CATS, ints
+from generators.readers.kineto_events import CHUNK_BYTES, KERNEL_CATS, LAUNCH_CATS, ints
 from generators.readers.sources import open_source, read_all
 from generators.readers.usec import to_ns
 
@@ -46,6 +51,10 @@ OPS_SCHEMA: dict[str, tuple[str, str]] = {
 KERNEL_OPS_SCHEMA: dict[str, tuple[str, str]] = {
     "correlation": ("Int64", "correlation id, as in the timeline's kernels table"),
     "external_id": ("Int64", "External id of the operator call that launched the kernel"),
+}
+LAUNCH_CALLS_SCHEMA: dict[str, tuple[str, str]] = {
+    "correlation": ("Int64", "correlation id, as in the timeline's kernels table"),
+    "name": ("str", "the API call (cudaLaunchKernel, cuLaunchKernelEx, cudaGraphLaunch, ...)"),
 }
 
 
@@ -87,11 +96,13 @@ class OpShapes:
     ops: pd.DataFrame
     kernel_ops: pd.DataFrame
     record_shapes: bool  # the trace says it was recorded with shapes (or an op carries them)
+    launch_calls: pd.DataFrame | None = None  # LAUNCH_CALLS_SCHEMA
 
 
 def _chunk(path: str, events: list, out: dict) -> None:
     ops = [e for e in events if e.cat == "cpu_op"]
     kernels = [e for e in events if e.cat in KERNEL_CATS]
+    calls = [e for e in events if e.cat in LAUNCH_CATS]
     if ops:
         args = _decode_args(path, ops)
         try:
@@ -115,6 +126,13 @@ def _chunk(path: str, events: list, out: dict) -> None:
         out["kernel_ops"].append(
             {"correlation": ints([a.correlation for a in args]), "external_id": ints([a.external_id for a in args])}
         )
+    if calls:
+        args = _decode_args(path, calls)
+        keep = [type(a.correlation) is int for a in args]
+        names = [n for n, k in zip(_decode_names(path, calls), keep) if k]
+        if names:
+            corr = [a.correlation for a, k in zip(args, keep) if k]
+            out["launch_calls"].append({"correlation": ints(corr), "name": names})
 
 
 def _decode_names(path: str, events: list) -> list[str]:
@@ -152,7 +170,7 @@ def _table(parts: list[dict], schema: dict[str, tuple[str, str]]) -> pd.DataFram
 
 def read(path: str | os.PathLike[str]) -> OpShapes:
     path = os.fspath(path)
-    out: dict[str, list] = {"ops": [], "kernel_ops": []}
+    out: dict[str, list] = {"ops": [], "kernel_ops": [], "launch_calls": []}
     gc_was_enabled = gc.isenabled()
     gc.disable()  # many short-lived acyclic objects (as in readers.kineto_events)
     try:
@@ -164,7 +182,7 @@ def read(path: str | os.PathLike[str]) -> OpShapes:
                 )
             )
         except NotStreamable:
-            out = {"ops": [], "kernel_ops": []}
+            out = {"ops": [], "kernel_ops": [], "launch_calls": []}
             try:
                 doc = _document.decode(read_all(path).removeprefix(b"\xef\xbb\xbf"))
             except (msgspec.DecodeError, msgspec.ValidationError) as exc:
@@ -182,4 +200,5 @@ def read(path: str | os.PathLike[str]) -> OpShapes:
         ops=ops,
         kernel_ops=_table(out["kernel_ops"], KERNEL_OPS_SCHEMA),
         record_shapes=flagged or bool(ops["input_dims"].notna().any()),
+        launch_calls=_table(out["launch_calls"], LAUNCH_CALLS_SCHEMA),
     )
