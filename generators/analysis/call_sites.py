@@ -12,7 +12,12 @@ ranked by total time:
                     ``median_ns`` and ``share`` of the range's kernel time
 ``useful_flop``     median useful FLOPs per launch (from the shapes; NaN: no formula)
 ``ncu_launches``    Nsight Compute launches of the site (joined on trace name, grid and
-                    block; a (name, grid, block) shared by several sites joins none)
+                    block; a (name, grid, block) shared by several sites joins none).
+                    A site without an operator (a range with no operator calls, such
+                    as a CUDA-graph replay) may merge calls of different operators that
+                    share a kernel, grid and block: when its profiled launches' DRAM bytes
+                    differ by more than :data:`MIXED_BYTES` times, its ncu columns stay
+                    empty (no median of different work)
 ``dram_bytes``      median DRAM bytes per launch (ncu); ``executed_flop`` median FLOPs
 ``ncu_median_ns``   median duration under ncu
 ``bandwidth``       dram_bytes ÷ median_ns: ncu's bytes over the trace's duration (the
@@ -35,6 +40,9 @@ from generators.analysis.ncu_join import DIMS
 from generators.analysis.ncu_metrics import TENSOR_OPS
 
 KEY = ["name", "op", *DIMS]
+#: max ÷ min DRAM bytes of a site's profiled launches above which an operator-less site is
+#: taken to merge different work (the KV length growing over a range moves them by ~10 %)
+MIXED_BYTES = 2.0
 SITE_COLUMNS = [
     "site",
     "rank",
@@ -191,9 +199,13 @@ def _with_ncu(out: pd.DataFrame, launches: pd.DataFrame | None) -> pd.DataFrame:
             "tensor": grouped["tensor_flop"].median() > 0,
             "ncu_median_ns": grouped["duration_ns"].median(),
             "cls": grouped["cls"].agg(lambda c: c.mode().iloc[0]),
+            "spread": grouped["dram_bytes"].max() / grouped["dram_bytes"].min(),
         }
     )
     out = out.merge(stats, left_on="site", right_index=True, how="left")
+    mixed = out["op"].isna() & (out["spread"] > MIXED_BYTES)
+    out.loc[mixed, ["dram_bytes", "executed_flop", "ncu_median_ns"]] = np.nan
+    out = out.drop(columns="spread")
     out["ncu_launches"] = out["ncu_launches"].fillna(0).astype(int)
     out["tensor"] = out["tensor"].astype("boolean").fillna(False).astype(bool)
     out["bandwidth"] = out["dram_bytes"] / (out["median_ns"] * 1e-9)

@@ -9,7 +9,9 @@ more so), so host times are an upper bound of the un-profiled run's.
 
 * operator time: the summed duration of the *top-level* operator calls (not inside another
   operator call on the same thread) that start inside the range;
-* launches: the range's kernels; their launching API calls' summed duration;
+* launches: the range's kernels; the API calls that launched them, each counted once
+  (every kernel of a CUDA-graph replay shares its ``cudaGraphLaunch``), and their summed
+  duration;
 * GPU gaps: over the device span of the range's kernels (first start to last end), the
   time with no kernel running;
 * anomalies (:data:`ANOMALY_COLUMNS`): among the top-level calls of one operator (its
@@ -51,7 +53,8 @@ class Host:
     op_ns: int  # summed top-level operator time
     op_calls: int  # top-level operator calls
     launches: int  # kernels of the range
-    launch_call_ns: int  # summed duration of their launching calls
+    launch_calls: int  # the API calls that launched them (one per correlation id)
+    launch_call_ns: int  # summed duration of those calls
     launch_call_median_ns: float
     device_span_ns: int  # first kernel start to last kernel end
     gpu_busy_ns: int  # union of kernel intervals
@@ -105,11 +108,12 @@ def _anomalies(top, ops, kernels, range_ns, steps, factor, min_ns) -> pd.DataFra
         per_step = len(g) // steps if steps and len(g) % steps == 0 else None
         positions = set((np.flatnonzero(slow) % per_step).tolist()) if per_step else set()
         calls = g[slow]
-        launch = kernels["launch_start_ns"].astype("Int64")
-        inside_calls = np.zeros(len(kernels), dtype=bool)
+        launches = _calls(kernels)
+        launch = launches["launch_start_ns"].astype("Int64")
+        inside_calls = np.zeros(len(launches), dtype=bool)
         for c in calls.itertuples():
             inside_calls |= ((launch >= c.start_ns) & (launch <= c.end_ns)).fillna(False).to_numpy()
-        launch_ns = int((kernels["launch_end_ns"] - kernels["launch_start_ns"])[inside_calls].sum())
+        launch_ns = int((launches["launch_end_ns"] - launches["launch_start_ns"])[inside_calls].sum())
         rows.append(
             {
                 "op": str(name),
@@ -159,12 +163,15 @@ def host_side(
     reach = np.maximum.accumulate(k_end[order])
     gaps = np.maximum(k_start[order][1:] - reach[:-1], 0)
     busy = _union(k_start, k_end)
-    launch_calls = (kernels["launch_end_ns"] - kernels["launch_start_ns"]).dropna().astype(np.int64)
+    # one row per launching call: the kernels of a graph replay share one call (correlation)
+    calls = _calls(kernels)
+    launch_calls = (calls["launch_end_ns"] - calls["launch_start_ns"]).dropna().astype(np.int64)
     return Host(
         range_ns=int(range_ns),
         op_ns=int((top["end_ns"] - top["start_ns"]).sum()),
         op_calls=len(top),
         launches=len(kernels),
+        launch_calls=len(calls),
         launch_call_ns=int(launch_calls.sum()),
         launch_call_median_ns=float(launch_calls.median()) if len(launch_calls) else np.nan,
         device_span_ns=int(k_end.max() - k_start.min()) if len(kernels) else 0,
@@ -172,6 +179,13 @@ def host_side(
         gap_median_ns=float(np.median(gaps)) if len(gaps) else np.nan,
         anomalies=_anomalies(top, ops, kernels, range_ns, steps, factor, min_ns),
     )
+
+
+def _calls(kernels: pd.DataFrame) -> pd.DataFrame:
+    """One row per launching API call: the kernels of a CUDA-graph replay share one call (its
+    correlation id); a kernel without a correlation id is its own call."""
+    known = kernels["correlation"].notna().to_numpy(dtype=bool)
+    return pd.concat([kernels[known].drop_duplicates("correlation"), kernels[~known]])
 
 
 def _union(starts: np.ndarray, ends: np.ndarray) -> int:

@@ -12,6 +12,10 @@ Pure functions on timeline tables (``readers.timeline`` schemas) and the name ta
 * :func:`busy_ns` - time with at least one kernel running (the union of kernel intervals).
 * :func:`share_in_ranges` - share of the kernel time launched inside other named ranges
   (e.g. the attention operator).
+* :func:`span_ns` - the range's wall time until its last kernel ended (work queued by the
+  range, a CUDA-graph replay above all, can run past the range's host-side end).
+* :func:`launch_calls`, :func:`launch_apis` - the host API calls that launched the kernels,
+  in all and per API.
 """
 
 from __future__ import annotations
@@ -97,6 +101,16 @@ def launch_calls(kernels: pd.DataFrame) -> int:
     return int(corr.dropna().nunique() + corr.isna().sum())
 
 
+def launch_apis(kernels: pd.DataFrame, calls: pd.DataFrame) -> dict[str, int]:
+    """API name -> how many of the calls that launched ``kernels`` it made (``calls``:
+    correlation and name of the timeline's API calls, ``readers.kineto_ops``); sorted by
+    count, then name. Kernels whose correlation has no call are left out."""
+    corr = pd.Series(kernels["correlation"].dropna().unique()).astype("int64")
+    names = corr.map(calls.drop_duplicates("correlation").set_index("correlation")["name"]).dropna()
+    counts = names.value_counts()
+    return {str(k): int(v) for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], str(kv[0])))}
+
+
 def short_kernels(kernels: pd.DataFrame, threshold_ns: float) -> dict[str, float]:
     dur = kernels["dur_ns"].to_numpy(np.int64)
     short = dur < threshold_ns
@@ -109,10 +123,23 @@ def short_kernels(kernels: pd.DataFrame, threshold_ns: float) -> dict[str, float
     }
 
 
-def share_in_ranges(kernels: pd.DataFrame, ranges: pd.DataFrame, names: list[str]) -> float | None:
+def share_in_ranges(
+    kernels: pd.DataFrame, ranges: pd.DataFrame, names: list[str], within: pd.DataFrame | None = None
+) -> float | None:
     """Share of ``kernels``' time launched inside any range with one of ``names``; None if no
-    such range exists in the timeline."""
-    present = [n for n in names if (ranges["name"].astype(str) == n).any()]
+    such range exists in the timeline (with ``within``, the report range's windows: none that
+    starts inside them - a CUDA-graph replay records no operator ranges)."""
+    present = []
+    for n in names:
+        rows = ranges[ranges["name"].astype(str) == n]
+        if within is not None and len(rows):
+            start = rows["start_ns"].to_numpy(np.int64)
+            inside = np.zeros(len(rows), dtype=bool)
+            for a, b in zip(within["start_ns"].to_numpy(np.int64), within["end_ns"].to_numpy(np.int64)):
+                inside |= (start >= a) & (start <= b)
+            rows = rows[inside]
+        if len(rows):
+            present.append(n)
     if not present:
         return None
     mask = np.zeros(len(kernels), dtype=bool)
@@ -120,3 +147,12 @@ def share_in_ranges(kernels: pd.DataFrame, ranges: pd.DataFrame, names: list[str
         mask |= attribution.in_range(kernels, ranges, name)
     dur = kernels["dur_ns"].to_numpy(np.int64)
     return float(dur[mask].sum() / dur.sum()) if dur.sum() else 0.0
+
+
+def span_ns(kernels: pd.DataFrame, windows: pd.DataFrame, range_ns: int) -> int:
+    """The range's wall time (``range_ns``, its windows merged) extended to the end of its last
+    kernel when that kernel ends after the last window: the time the range's work took."""
+    if kernels.empty or windows.empty:
+        return int(range_ns)
+    last_kernel = int((kernels["start_ns"].to_numpy(np.int64) + kernels["dur_ns"].to_numpy(np.int64)).max())
+    return int(range_ns) + max(0, last_kernel - int(windows["end_ns"].to_numpy(np.int64).max()))

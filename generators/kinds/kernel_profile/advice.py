@@ -7,7 +7,10 @@ specification's when nothing was measured. Per variant ``<v>.``:
 
 ===================================  =====================================================
 ``weights.bytes_per_step``           bytes of the weight operands of the step's 2-D GEMMs,
-                                     from the shapes (``op_shapes.weight_bytes``) ÷ steps
+                                     from the shapes (``op_shapes.weight_bytes``) ÷ steps;
+                                     absent, as are ``kv.*``, ``floor.*`` and the useful
+                                     intensity, when the range records no operator calls
+                                     (a CUDA-graph replay)
 ``kv.bytes_per_step``                bytes of the attention calls' keys and values ÷ steps;
                                      ``kv.bytes_per_position`` per cached position (all
                                      layers); ``kv.len_max`` the longest key length
@@ -26,7 +29,10 @@ specification's when nothing was measured. Per variant ``<v>.``:
 ``fusion.time_per_step``             time of elementwise, copy and reduction kernels per step;
                                      ``fusion.launches_per_step``; ``fusion.floor_time``
                                      their ncu bytes ÷ bandwidth; ``headroom.fusion``
-``headroom.kernels.speedup``         kernel_time_per_step ÷ floor.weights_time
+``headroom.kernels``                 kernel_time_per_step − gemm.floor_time
+``headroom.kernels.speedup``         kernel_time_per_step ÷ floor.weights_time;
+                                     ``.gemm_speedup`` ÷ gemm.floor_time (ncu's bytes:
+                                     also without operator shapes)
 ``gemm.useful_intensity``            useful FLOPs ÷ DRAM bytes of the weight-streaming sites
 ``batch.ridge``                      the batch at which their intensity reaches the ridge
                                      point (measured BF16, else spec): ridge ÷ intensity
@@ -35,8 +41,9 @@ specification's when nothing was measured. Per variant ``<v>.``:
 Hardware design (``hw.``, primary variant): ``bytes_per_token`` (weights + KV from the
 shapes), ``dram_bytes_per_token`` (ncu), ``bandwidth_used_wall`` and ``_kernels`` (DRAM
 bytes per token over the wall time and over the kernel time per token), ``.of_copy``,
-``tokens_per_s_now`` (1 ÷ wall per token), ``tokens_per_s_at_copy`` (1 ÷ floor),
-``l2_bytes``, ``weights_over_l2``, ``kv_positions_in_l2``, ``kv_bytes_at_max``,
+``tokens_per_s_now`` (1 ÷ wall per token), ``tokens_per_s_at_copy`` (bandwidth ÷ DRAM
+bytes per token), ``l2_bytes``, ``weights_over_l2``, ``dram_over_l2`` (DRAM bytes per token
+÷ L2), ``kv_positions_in_l2``, ``kv_bytes_at_max``,
 ``launch_budget`` (kernel time per launch: what a launch may cost on the host for launches
 to hide behind kernels) and ``launch_cost_wall`` (wall time per launch, no profiler).
 """
@@ -80,7 +87,7 @@ def _variant(name: str, v, result, known: dict, bw: float | None) -> dict[str, Q
             out["kv.bytes_per_step"] = Quantity(totals["kv_bytes"] / steps, "bytes")
             out["kv.bytes_per_position"] = Quantity(totals["kv_bytes_per_position"] / steps, "bytes")
             out["kv.len_max"] = Quantity(totals["kv_len_max"], "count")
-        if bw:
+        if bw and totals["weight_bytes"] > 0:
             floor = totals["weight_bytes"] / steps / bw * 1e9
             out["floor.weights_time"] = Quantity(floor, "ns")
             out["floor.tokens_per_s"] = Quantity(1e9 / floor, "tokens_per_s")
@@ -99,16 +106,20 @@ def _variant(name: str, v, result, known: dict, bw: float | None) -> dict[str, Q
             useful = float((gemm["useful_flop"] * gemm["launches"]).sum())
             out["gemm.time_per_step"] = Quantity(float(gemm["total_ns"].sum()) / steps, "ns")
             out["gemm.bytes_per_step"] = Quantity(moved / steps, "bytes")
-            out["gemm.useful_intensity"] = Quantity(useful / moved, "flop_per_byte")
+            if useful > 0:  # operator shapes (none in a CUDA-graph replay)
+                out["gemm.useful_intensity"] = Quantity(useful / moved, "flop_per_byte")
             ridges = lookup(result.roofs, "measured", "ridge_flop_per_byte") or lookup(
                 result.roofs, "spec", "ridge_flop_per_byte"
             )
-            if "bf16" in ridges:
+            if "bf16" in ridges and useful > 0:
                 out["batch.ridge"] = Quantity(ridges["bf16"] / (useful / moved), "count")
             if bw:
                 floor = moved / steps / bw * 1e9
                 out["gemm.floor_time"] = Quantity(floor, "ns")
                 out["headroom.gemm"] = Quantity(float(gemm["total_ns"].sum()) / steps - floor, "ns")
+                if kernel is not None:
+                    out["headroom.kernels"] = Quantity(kernel - floor, "ns")
+                    out["headroom.kernels.gemm_speedup"] = Quantity(kernel / floor, "count")
         category = sites["name"].map(v.kernels.set_index("name")["category"])
         small = measured[category[measured.index].isin(FUSABLE)]
         if bw:
@@ -127,8 +138,11 @@ def _hardware(result, known: dict, bw: float | None) -> dict[str, Quantity]:
     dram = get("dram.bytes_per_step")
     if weights is not None:
         out["bytes_per_token"] = Quantity(weights + kv, "bytes")
+    l2 = result.meta.gpu.l2_bytes if result.meta else None
     if dram is not None:
         out["dram_bytes_per_token"] = Quantity(dram, "bytes")
+        if l2:
+            out["dram_over_l2"] = Quantity(dram / l2, "count")
         if wall:
             out["bandwidth_used_wall"] = Quantity(dram / wall * 1e9, "bytes_per_s")
             if bw:
@@ -139,10 +153,8 @@ def _hardware(result, known: dict, bw: float | None) -> dict[str, Quantity]:
                 out["bandwidth_used_kernels.of_copy"] = Quantity(dram / kernel * 1e9 / bw, "fraction")
     if wall:
         out["tokens_per_s_now"] = Quantity(1e9 / wall, "tokens_per_s")
-    floor = get("floor.weights_time")
-    if floor:
-        out["tokens_per_s_at_copy"] = Quantity(1e9 / floor, "tokens_per_s")
-    l2 = result.meta.gpu.l2_bytes if result.meta else None
+    if dram and bw:
+        out["tokens_per_s_at_copy"] = Quantity(bw / dram, "tokens_per_s")
     if l2:
         out["l2_bytes"] = Quantity(l2, "bytes")
         if weights:

@@ -18,7 +18,8 @@ which opened the files, names the file).
 4. With the trace's operator shapes (``readers.kineto_ops``; Kineto traces only): each
    kernel's operator call and useful FLOPs (``op_shapes``), the call sites
    (``call_sites``) with their trace-duration bandwidth, and the useful FLOPs of each
-   profiled launch (its site's median).
+   profiled launch (its site's median). A range whose kernels no operator launched (a
+   CUDA-graph replay) has call sites of kernel, grid and block only and no shape totals.
 5. The host side (``host_ops``): operator time, launches, GPU gaps, slow operator calls.
 """
 
@@ -65,6 +66,7 @@ class VariantAnalysis:
     total_ns: int  # their summed duration
     median_ns: float  # their median duration
     range_ns: int  # wall time of the range (its windows merged)
+    span_ns: int  # range_ns extended to its last kernel's end (a graph replay runs past the range)
     busy_ns: int  # time with a kernel running, inside the range's kernels
     kernels: pd.DataFrame  # every name: kernel_time.TOP_COLUMNS + kernel_names columns + cls, profiled, complete,
     #                        ncu_max_ns (longest profiled launch), ridge_dtype (its launches' most common)
@@ -91,6 +93,7 @@ class VariantAnalysis:
     shape_totals: dict | None = None  # over the range, from the shapes: weight_bytes, kv_bytes,
     #   kv_bytes_per_position (Σ kv_bytes ÷ kv_len over attention calls), kv_len_min/max, useful_flop
     launch_calls: int | None = None  # host API calls that launched the range's kernels
+    launch_apis: dict | None = None  # API name -> calls (Kineto traces: readers.kineto_ops)
 
     @property
     def normalized_points(self) -> pd.DataFrame:
@@ -225,14 +228,15 @@ def analyse(
         copy = roofline.bandwidth(roof_table, "measured") or roofline.bandwidth(roof_table, "spec")
         sites["of_copy"] = sites["bandwidth"] / copy if copy else np.nan
         attention = with_ops[with_ops["kv_len"] > 0]
-        totals = {
-            "weight_bytes": float(with_ops["weight_bytes"].sum()),
-            "kv_bytes": float(with_ops["kv_bytes"].sum()),
-            "kv_bytes_per_position": float((attention["kv_bytes"] / attention["kv_len"]).sum()),
-            "kv_len_min": float(attention["kv_len"].min()) if len(attention) else np.nan,
-            "kv_len_max": float(attention["kv_len"].max()) if len(attention) else np.nan,
-            "useful_flop": float(with_ops["useful_flop"].sum()),
-        }
+        if with_ops["op"].notna().any():  # none in the range (a CUDA-graph replay): no shapes,
+            totals = {  # so no weight, KV or useful-FLOP totals
+                "weight_bytes": float(with_ops["weight_bytes"].sum()),
+                "kv_bytes": float(with_ops["kv_bytes"].sum()),
+                "kv_bytes_per_position": float((attention["kv_bytes"] / attention["kv_len"]).sum()),
+                "kv_len_min": float(attention["kv_len"].min()) if len(attention) else np.nan,
+                "kv_len_max": float(attention["kv_len"].max()) if len(attention) else np.nan,
+                "useful_flop": float(with_ops["useful_flop"].sum()),
+            }
         if launches is not None:
             launches = _useful(launches, sites)
             own = sites["cls"].where(sites["cls"].notna(), sites["name"].map(ranked.set_index("name")["cls"]))
@@ -244,13 +248,16 @@ def analyse(
     host = host_ops.host_side(
         timeline.ranges, windows, kernels, range_ns, steps, config.host.anomaly_factor, config.host.anomaly_min_us * 1e3
     )
-    attention = kernel_time.share_in_ranges(kernels, timeline.ranges, list(config.variants[variant].attention_ranges))
+    names_in = list(config.variants[variant].attention_ranges)
+    attention = kernel_time.share_in_ranges(kernels, timeline.ranges, names_in, windows)
+    calls = None if ops is None else ops.launch_calls
     return VariantAnalysis(
         name=variant,
         kernel_count=len(kernels),
         total_ns=int(kernels["dur_ns"].sum()),
         median_ns=float(kernels["dur_ns"].median()),
         range_ns=range_ns,
+        span_ns=kernel_time.span_ns(kernels, windows, range_ns),
         busy_ns=kernel_time.busy_ns(kernels),
         kernels=ranked,
         top_n=config.top,
@@ -274,6 +281,7 @@ def analyse(
         sm_count=sm_count,
         shape_totals=totals,
         launch_calls=kernel_time.launch_calls(kernels),
+        launch_apis=None if calls is None or calls.empty else kernel_time.launch_apis(kernels, calls),
     )
 
 

@@ -7,14 +7,26 @@ also with ``primary.`` (``primary.top_share``, what a page template can name):
 ``kernels``                    kernel launches inside the range
 ``distinct_kernels``           distinct kernel names among them
 ``kernel_time``                their summed duration; ``kernel_median`` the median launch
-``range_time``                 wall time of the range (profiled run)
-``busy_share``                 time with a kernel running ÷ range wall time
+``range_time``                 wall time of the range (profiled run, host clock)
+``span_time``                  range_time extended to its last kernel's end (the work a
+                               range queues, a CUDA-graph replay above all, can finish after
+                               the host has left the range); ``step_time`` ÷ steps: the
+                               profiled run's wall time per step
+``busy_share``                 time with a kernel running ÷ span_time
 ``steps``                      steps inside the range (meta.json ``traced_decode_steps``)
 ``kernel_time_per_step``       kernel_time ÷ steps
 ``launches_per_step``          kernels ÷ steps
 ``launch_calls``               host API calls that launched them (a CUDA graph's replay is
-                               one call for all its kernels); ``launch_calls_per_step``
-``wall_per_token``             un-profiled generation time ÷ new tokens (timing.json)
+                               one call for all its kernels); ``launch_calls_per_step``;
+                               ``launch_api.<api>.per_step`` per API (cudaLaunchKernel,
+                               cuLaunchKernelEx, cudaGraphLaunch, ...; Kineto traces)
+``wall_per_token``             un-profiled generation time ÷ new tokens (timing.json);
+                               ``.process_min|max`` the fresh processes' own medians
+``eager.wall_per_token``       a CUDA-graph capture's eager decode timed the same way on the
+                               same machine (timing.json ``<timing>_eager``), with
+                               ``.process_min|max``; ``eager.unsteady`` its processes whose
+                               warm-up never reached a steady time; ``graph.speedup`` eager ÷
+                               graph wall time per token
 ``gpu_idle_share``             1 - kernel_time_per_step ÷ wall_per_token (estimate)
 ``top_n``, ``top_share``       the top N kernels and their share of kernel_time
 ``top_complete``               top kernels with full metrics; ``top_profiled``: with any
@@ -64,7 +76,8 @@ give (no timing.json, no metrics) is absent. Renderers show the same facts in ta
 prose and tables cannot disagree.
 
 Without a variant prefix: ``ridge.<dtype>.<spec|measured>``, ``peak.<dtype>.<source>``,
-``bandwidth.<source>``, ``launch_bound.threshold``.
+``bandwidth.<source>``, ``launch_bound.threshold``, ``workload.<key>`` (meta.json's integer
+workload values: ``prompt_tokens``, ``attention_keys_per_step``, ...).
 """
 
 from __future__ import annotations
@@ -86,7 +99,8 @@ def _variant(v, result) -> dict[str, Quantity]:
         "kernel_time": Quantity(v.total_ns, "ns"),
         "kernel_median": Quantity(v.median_ns, "ns"),
         "range_time": Quantity(v.range_ns, "ns"),
-        "busy_share": Quantity(v.busy_ns / v.range_ns if v.range_ns else 0.0, "fraction"),
+        "span_time": Quantity(v.span_ns, "ns"),
+        "busy_share": Quantity(v.busy_ns / v.span_ns if v.span_ns else 0.0, "fraction"),
         "top_n": Quantity(min(v.top_n, len(v.kernels)), "count"),
         "top_share": Quantity(v.top_share, "fraction"),
         "top1.share": Quantity(float(v.kernels["share"].iloc[0]), "fraction"),
@@ -109,18 +123,44 @@ def _variant(v, result) -> dict[str, Quantity]:
         out["steps"] = Quantity(steps, "count")
         out["kernel_time_per_step"] = Quantity(v.total_ns / steps, "ns")
         out["launches_per_step"] = Quantity(v.kernel_count / steps, "count")
+        out["step_time"] = Quantity(v.span_ns / steps, "ns")
         if v.launch_calls is not None:
             out["launch_calls_per_step"] = Quantity(v.launch_calls / steps, "count")
-        timing = (result.timing or {}).get(result.config.variants[v.name].timing or v.name)
-        tokens = result.meta.workload.get("new_tokens")
-        if timing is not None and isinstance(tokens, int) and tokens > 0:
-            wall_ns = timing.median_ms * 1e6 / tokens
-            out["wall_per_token"] = Quantity(wall_ns, "ns")
-            out["gpu_idle_share"] = Quantity(1 - (v.total_ns / steps) / wall_ns, "fraction")
+        for api, calls in (v.launch_apis or {}).items():
+            out[f"launch_api.{api}.per_step"] = Quantity(calls / steps, "count")
+        out.update(_timing(v, result, steps))
     if v.launches is not None:
         out.update(_launch_facts(v, result))
     if v.host is not None:
         out.update(_host(v, steps if isinstance(steps, int) and steps > 0 else None))
+    return out
+
+
+def _per_token(timing, tokens: int, prefix: str) -> dict[str, Quantity]:
+    out = {prefix: Quantity(timing.median_ms * 1e6 / tokens, "ns")}
+    if timing.processes:
+        medians = [p.median_ms * 1e6 / tokens for p in timing.processes]
+        out[f"{prefix}.process_min"] = Quantity(min(medians), "ns")
+        out[f"{prefix}.process_max"] = Quantity(max(medians), "ns")
+    return out
+
+
+def _timing(v, result, steps: int) -> dict[str, Quantity]:
+    """Wall time per token without the profiler (timing.json), and the eager decode's when a
+    CUDA-graph capture timed it too (``<timing>_eager``)."""
+    key = result.config.variants[v.name].timing or v.name
+    timing = (result.timing or {}).get(key)
+    tokens = result.meta.workload.get("new_tokens")
+    if timing is None or not isinstance(tokens, int) or tokens <= 0:
+        return {}
+    out = _per_token(timing, tokens, "wall_per_token")
+    wall_ns = out["wall_per_token"].value
+    out["gpu_idle_share"] = Quantity(1 - (v.total_ns / steps) / wall_ns, "fraction")
+    eager = (result.timing or {}).get(f"{key}_eager")
+    if eager is not None:
+        out.update(_per_token(eager, tokens, "eager.wall_per_token"))
+        out["eager.unsteady"] = Quantity(sum(p.warmup_steady is False for p in eager.processes), "count")
+        out["graph.speedup"] = Quantity(out["eager.wall_per_token"].value / wall_ns, "count")
     return out
 
 
@@ -210,7 +250,7 @@ def _host(v, steps: int | None) -> dict[str, Quantity]:
     out = {
         "host.op_time": Quantity(h.op_ns, "ns"),
         "host.op_share": Quantity(h.op_ns / h.range_ns if h.range_ns else 0.0, "fraction"),
-        "host.launch_interval": Quantity(h.range_ns / h.launches if h.launches else np.nan, "ns"),
+        "host.launch_interval": Quantity(h.range_ns / h.launch_calls if h.launch_calls else np.nan, "ns"),
         "host.launch_call_median": Quantity(h.launch_call_median_ns, "ns"),
         "host.gpu_idle_share": Quantity(h.gpu_idle_ns / h.device_span_ns if h.device_span_ns else np.nan, "fraction"),
         "host.gap_median": Quantity(h.gap_median_ns, "ns"),
@@ -224,6 +264,8 @@ def _host(v, steps: int | None) -> dict[str, Quantity]:
         out["host.range_per_step"] = Quantity(h.range_ns / steps, "ns")
         out["host.launch_call_per_step"] = Quantity(h.launch_call_ns / steps, "ns")
         out["host.gpu_idle_per_step"] = Quantity(h.gpu_idle_ns / steps, "ns")
+        if h.launches:  # idle GPU time per kernel: between CUDA-graph nodes, the device's own cost
+            out["host.gpu_idle_per_launch"] = Quantity(h.gpu_idle_ns / h.launches, "ns")
         out["host.range_per_step_without_anomalies"] = Quantity(
             (h.range_ns - float(h.anomalies["cost_ns"].sum())) / steps, "ns"
         )
@@ -256,6 +298,9 @@ def facts(result) -> dict[str, Quantity]:
     out["classification.busy"] = Quantity(result.config.classification.busy_pct, "pct")
     out["classification.sol"] = Quantity(SOL_PCT, "pct")
     out["classification.min_blocks"] = Quantity(result.config.classification.min_blocks_per_sm, "count")
+    for key, value in (result.meta.workload if result.meta else {}).items():
+        if isinstance(value, int) and not isinstance(value, bool):  # counts: tokens, steps, slots
+            out[f"workload.{key}"] = Quantity(value, "count")
     if result.meta and result.meta.gpu.sm_count:
         out["sm_count"] = Quantity(result.meta.gpu.sm_count, "count")
         out["classification.min_grid"] = Quantity(
