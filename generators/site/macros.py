@@ -12,7 +12,9 @@ Pages call these macros; everything else lives in ``generators.sections``, the r
   (``generators.claims``); on an older version's page it is shown as not holding instead,
   and with ``review.checks.claims: warn`` the automated reviewer files a thread on it.
 * ``{% if fact("fused.gpu_idle_share") > 0.5 %}...{% endif %}`` - a fact's value in base
-  units, for prose that depends on the version's data.
+  units, for prose that depends on the version's data; ``{% if has_fact("fused.site.qkv.padding")
+  %}`` - whether the version's data gives the fact at all (a CUDA-graph replay records no
+  operator shapes, so no call-site facts).
 * ``{{ lit("RTX 5090") }}`` - text with a number typed on purpose (a product name, a year,
   a version, a model size), returned unchanged; the stray-number check
   (``python -m generators check-literals``) skips it and flags every other typed number.
@@ -39,9 +41,9 @@ from generators.errors import UserError
 from generators.messages import N_
 from generators.render.units import show
 from generators.sections import MODELS, UNITS
+from generators.site import selector
 from generators.site.context import SiteContext
 from generators.site.ids import PageScope
-from generators.site import selector
 from generators.site.publish import page_markdown
 
 
@@ -189,6 +191,18 @@ def define_env(env) -> None:
             model = kind_model(str(report))
         m = MODELS[model]
         return runner.fact(m, name, page_options(m, options)).value
+
+    @env.macro
+    @naming_the_page
+    def has_fact(name: str, model: str | None = None, **options) -> bool:
+        """Whether the page's version (or ``model``'s result) has the fact ``name``."""
+        if model is None:
+            report = (env.page.meta or {}).get("report")
+            if not report:
+                raise UserError(None, f"has_fact {name!r}: name the model (model=...) on a page without a report")
+            model = kind_model(str(report))
+        m = MODELS[model]
+        return name in runner.facts(m, page_options(m, options))
 
     @env.macro
     def lit(text) -> str:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import html
 import re
 
+from generators.render import meta_fields
 from generators.render.i18n import N_, Translator
 
 SETUP = (  # (field of the flattened meta.json, how the version line names it)
@@ -111,12 +112,26 @@ def _about(info, version: str, tr: Translator) -> str:
             parts.append(f'<p class="ps-versions__diff">{_e(same)}</p>')
         else:
             rows = "".join(
-                f"<li><code>{_e(r.field)}</code>: {_e(r.before or '—')} → {_e(r.after or '—')}</li>"
+                "<li>"
+                + tr.gettext(
+                    N_("{field}: {before} → {after}"),
+                    field=_field(r.field, tr),
+                    before=_e(r.before or "—"),
+                    after=_e(r.after or "—"),
+                )
+                + "</li>"
                 for r in v.differences.itertuples()
             )
             head = tr.gettext(N_("Setup differences from {version}:"), version=previous)
             parts.append(f'<div class="ps-versions__diff"><p>{_e(head)}</p><ul>{rows}</ul></div>')
     return "".join(parts) + "\n"
+
+
+def _field(field: str, tr: Translator) -> str:
+    """A setup field as HTML: its section and translated label, or its key as code."""
+    section, label = meta_fields.labels_of(field, tr)
+    shown = _e(label) if label else f"<code>{_e(field.partition('.')[2])}</code>"
+    return f'{_e(section)} · <span data-field="{_e(field)}">{shown}</span>'
 
 
 def insert(markdown: str, block: str) -> str:

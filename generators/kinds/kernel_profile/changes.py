@@ -8,9 +8,16 @@ Model ``kernel_profile_changes`` (options ``report``, ``version`` - the newer ve
 and ``python -m generators diff`` (``as_json``) show this one result.
 
 Per variant present in both versions: the headline metrics (:data:`HEADLINE`, from the
-facts) with their change; the kernels joined by friendly name after the report's
-``renames``; the categories and classes. For the primary variant also the roofline points
-of the kernels in both versions. The setup (``meta.json``) differences come first.
+facts) with their change; the host API calls that launched the kernels, per API and step
+(``cudaLaunchKernel`` ... -> ``cudaGraphLaunch``); the kernels joined by friendly name
+after the report's ``renames``; the categories and classes. For the primary variant also
+the roofline points of the kernels in both versions. The setup (``meta.json``) comes first:
+the fields that differ, and the main ones (:data:`KEY_FIELDS`) with both values.
+
+The GEMM bandwidth (``gemm.bandwidth``) is compared only when both versions measured the
+same number of weight-streaming call sites (``gemm.sites``): a trace without operator calls
+(a CUDA-graph replay) cannot tell a weight GEMM from an attention GEMM that shares its
+kernel, so the two aggregates would cover different work.
 """
 
 from __future__ import annotations
@@ -27,13 +34,14 @@ from generators.vocab import CATEGORIES, CLASSES
 OPTIONS = ("report", "version", "base")
 
 #: Headline metrics: (fact of a variant, dimension, which direction is better). The first
-#: four are the summary card's: per token, per step, launches and launch calls per step.
+#: five are the summary card's: per token, per step (profiled wall and kernel time),
+#: launches and launch calls per step.
 HEADLINE = (
     ("wall_per_token", "ns", "lower"),
+    ("step_time", "ns", "lower"),
     ("kernel_time_per_step", "ns", "lower"),
     ("launches_per_step", "count", "lower"),
     ("launch_calls_per_step", "count", "lower"),
-    ("range_time_per_step", "ns", "lower"),
     ("gpu_idle_share", "fraction", None),  # shares: a faster kernel moves them either way,
     ("busy_share", "fraction", None),  # so they have no better direction
     ("distinct_kernels", "count", None),
@@ -44,7 +52,20 @@ HEADLINE = (
     ("best_normalized", "fraction", "higher"),
     ("gemm.bandwidth", "bytes_per_s", "higher"),
 )
-SUMMARY = ("wall_per_token", "kernel_time_per_step", "launches_per_step", "launch_calls_per_step")
+SUMMARY = ("wall_per_token", "step_time", "kernel_time_per_step", "launches_per_step", "launch_calls_per_step")
+#: Setup fields shown with both values whether or not they differ (what makes a comparison fair).
+KEY_FIELDS = (
+    "gpu.name",
+    "gpu.nvidia_smi.driver_version",
+    "software.torch",
+    "software.cuda",
+    "model.name",
+    "workload.prompt_tokens",
+    "workload.new_tokens",
+    "workload.batch",
+    "workload.dtype",
+    "workload.decode_step",
+)
 METRIC_COLUMNS = ["variant", "metric", "dim", "better", "before", "after", "change", "relative", "status",
                   "direction", "verdict"]  # fmt: skip
 
@@ -58,6 +79,8 @@ class VariantChanges:
     counts: dict[str, int]  # status -> kernels
     categories: pd.DataFrame  # report_diff.CATEGORY_COLUMNS
     classes: pd.DataFrame  # report_diff.CLASS_COLUMNS
+    apis_before: dict[str, float]  # launching API -> calls per step (per range: basis "range")
+    apis_after: dict[str, float]
 
 
 @dataclass(frozen=True)
@@ -71,6 +94,7 @@ class KernelProfileChanges:
     renames: dict[str, str]
     setup: pd.DataFrame  # report_diff.setup_rows
     setup_same: int  # setup fields with the same value in both
+    key_setup: pd.DataFrame  # KEY_FIELDS either version has: field, before, after, same
     primary: str
     metrics: pd.DataFrame  # METRIC_COLUMNS, per variant in HEADLINE order
     variants: dict[str, VariantChanges]  # variants present in both versions, primary first
@@ -122,6 +146,8 @@ def _metrics(before, after, variants: list[str], noise: rd.Noise) -> pd.DataFram
     rows = []
     for variant in variants:
         fb, fa = _facts(before, variant), _facts(after, variant)
+        if fb.get("gemm.sites") != fa.get("gemm.sites"):  # different work behind the aggregates
+            fb.pop("gemm.bandwidth", None), fa.pop("gemm.bandwidth", None)
         for metric, dim, better in HEADLINE:
             if metric not in fb and metric not in fa:
                 continue
@@ -138,6 +164,7 @@ def _variant(before, after, name: str, noise: rd.Noise, renames: dict[str, str])
     groups_after = rd.group_kernels(va.kernels, sa)
     groups_before = rd.group_kernels(vb.kernels, sb, rd.rename_targets(groups_after, renames))
     joined = rd.join_kernels(groups_before, groups_after, noise)
+    apis = lambda v, steps: {k: n / steps for k, n in (v.launch_apis or {}).items()}  # noqa: E731
     changes = VariantChanges(
         name=name,
         label=dict(after.config.variants[name].label),
@@ -146,6 +173,8 @@ def _variant(before, after, name: str, noise: rd.Noise, renames: dict[str, str])
         counts=rd.status_counts(joined),
         categories=rd.join_categories(vb.categories, va.categories, sb, sa, noise, tuple(CATEGORIES)),
         classes=rd.join_classes(vb.class_counts, va.class_counts, tuple(CLASSES)),
+        apis_before=apis(vb, sb),
+        apis_after=apis(va, sa),
     )
     roof = rd.roofline_pairs(joined, vb.launches, va.launches, rd.name_map(groups_before), rd.name_map(groups_after))
     return changes, roof
@@ -167,6 +196,12 @@ def compute(results: dict, options: dict[str, str]) -> KernelProfileChanges:
     setup_b = rd.setup_fields(msgspec.to_builtins(before.meta)) if before.meta else {}
     setup_a = rd.setup_fields(msgspec.to_builtins(after.meta)) if after.meta else {}
     setup = rd.setup_rows(setup_b, setup_a)
+    key_setup = pd.DataFrame(
+        [[f, setup_b.get(f), setup_a.get(f), setup_b.get(f) == setup_a.get(f)] for f in KEY_FIELDS
+         if f in setup_b or f in setup_a],
+        columns=["field", "before", "after", "same"],
+        dtype=object,
+    )  # fmt: skip
     return KernelProfileChanges(
         report=after.ref.report,
         before=before.ref.version,
@@ -177,6 +212,7 @@ def compute(results: dict, options: dict[str, str]) -> KernelProfileChanges:
         renames=dict(config.renames),
         setup=setup,
         setup_same=len(set(setup_b) & set(setup_a)) - int((setup["status"] == "changed").sum()),
+        key_setup=key_setup,
         primary=primary,
         metrics=_metrics(before, after, common, noise),
         variants=variants,
@@ -237,6 +273,10 @@ def as_json(c: KernelProfileChanges) -> dict:
         "noise": {"relative": c.noise.relative, "absolute_ns": c.noise.absolute_ns},
         "renames": c.renames,
         "setup": records(c.setup),
+        "key_setup": [
+            {"field": r["field"], "before": r["before"], "after": r["after"], "same": bool(r["same"])}
+            for r in c.key_setup.to_dict("records")
+        ],
         "primary": c.primary,
         "basis": {v.name: v.basis for v in c.variants.values()},
         "metrics": [
@@ -256,6 +296,7 @@ def as_json(c: KernelProfileChanges) -> dict:
         ],
         "kernels": [kernel(r, v.name) for v in c.variants.values() for r in v.kernels.to_dict("records")],
         "kernel_counts": {v.name: v.counts for v in c.variants.values()},
+        "launch_apis": {v.name: {"before": v.apis_before, "after": v.apis_after} for v in c.variants.values()},
         "categories": {v.name: records(v.categories) for v in c.variants.values()},
         "classes": {v.name: records(v.classes) for v in c.variants.values()},
         "variants_only_before": c.only_before,

@@ -37,7 +37,16 @@ HEADROOM = (
         "gemm.floor_time",
         "headroom.gemm",
     ),
+    (
+        "kernels",
+        N_("Every kernel of the step down to the weight-streaming floor"),
+        "kernel_time_per_step",
+        "gemm.floor_time",
+        "headroom.kernels",
+    ),
 )
+#: the host row's label once the step is a CUDA-graph replay (one launch call for its kernels)
+GRAPH_HOST = N_("Close the gaps between the graph's kernels: fewer kernels")
 
 
 def headroom(result, tr: Translator, options: dict) -> object:
@@ -45,24 +54,31 @@ def headroom(result, tr: Translator, options: dict) -> object:
     t = TableBuilder("headroom", tr)
     t.col("what", N_("Recommendation")).col("now", N_("Now, per step"), "ms")
     t.col("floor", N_("Floor, per step"), "ms").col("headroom", N_("Headroom, per step"), "ms")
+    calls, launches = result.facts.get(f"{p}.launch_calls_per_step"), result.facts.get(f"{p}.launches_per_step")
+    graph = calls is not None and launches is not None and calls.value < launches.value
     for key, label, now, floor, room in HEADROOM:
         values = [result.facts.get(f"{p}.{k}") for k in (now, floor, room)]
         if any(q is None for q in values):
             continue
-        t.row(key, tr.gettext(label), *[q.value for q in values])
+        t.row(key, tr.gettext(GRAPH_HOST if key == "host" and graph else label), *[q.value for q in values])
     note = tr.gettext(
         N_(
             "Per decode step (one token). Host overhead: now the wall time per token without the profiler, "
-            "floor the kernel time per step (what a step costs once the host no longer holds the GPU up). "
+            "floor the kernel time per step (what a step costs once the host no longer holds the GPU up; with a "
+            "CUDA graph, what is left is the GPU's idle time between the graph's kernels). "
             "Fusion: now the time of the elementwise, copy and reduction kernels, floor their DRAM bytes at "
             "the measured copy bandwidth. Weight streaming: now the trace time of the weight-streaming "
-            "GEMM/GEMV call sites, floor their DRAM bytes at the copy bandwidth. The headrooms overlap: the "
-            "kernel-side ones only pay once the host overhead is gone. All weights of one step at the copy "
-            "bandwidth take {floor} ({rate})."
+            "GEMM/GEMV call sites, floor their DRAM bytes (Nsight Compute) at the copy bandwidth; the last row "
+            "holds every kernel of the step against that floor. The headrooms overlap: the "
+            "kernel-side ones only pay once the host overhead is gone."
         ),
-        floor=fact(result, f"{p}.floor.weights_time", tr, "ms"),
-        rate=fact(result, f"{p}.floor.tokens_per_s", tr),
     )
+    if f"{p}.floor.weights_time" in result.facts:
+        note += " " + tr.gettext(
+            N_("All weights of one step, from the operator shapes, at the copy bandwidth take {floor} ({rate})."),
+            floor=fact(result, f"{p}.floor.weights_time", tr, "ms"),
+            rate=fact(result, f"{p}.floor.tokens_per_s", tr),
+        )
     return fragment(t.build(), note + "\n")
 
 
@@ -73,7 +89,7 @@ DESIGN = (
     (
         "hw.tokens_per_s_at_copy",
         N_("Tokens per second at the copy bandwidth"),
-        N_("copy bandwidth ÷ weight bytes"),
+        N_("copy bandwidth ÷ DRAM bytes per token"),
         None,
     ),
     ("hw.tokens_per_s_now", N_("Tokens per second now"), N_("1 ÷ wall time per token, no profiler"), None),
@@ -91,6 +107,7 @@ DESIGN = (
     ),
     ("hw.l2_bytes", N_("L2 cache"), N_("the capture's `meta.json`"), "mib"),
     ("hw.weights_over_l2", N_("Weights ÷ L2"), N_("weight bytes per step ÷ L2 size"), "count1"),
+    ("hw.dram_over_l2", N_("DRAM bytes per token ÷ L2"), N_("measured DRAM bytes per token ÷ L2 size"), "count1"),
     ("primary.kv.bytes_per_position", N_("KV cache per position"), N_("keys and values of all layers"), "kib"),
     ("hw.kv_bytes_at_max", N_("KV cache at the longest traced length"), N_("per position × key length"), "mib1"),
     (
@@ -101,6 +118,12 @@ DESIGN = (
     ),
     ("hw.launch_budget", N_("Launch budget"), N_("kernel time ÷ launches, per step"), "us"),
     ("hw.launch_cost_wall", N_("Wall time per launch now"), N_("wall time per token ÷ launches per step"), "us"),
+    (
+        "primary.host.gpu_idle_per_launch",
+        N_("Idle GPU time per kernel (profiled)"),
+        N_("GPU idle between the range's kernels ÷ kernels"),
+        "us",
+    ),
 )
 
 

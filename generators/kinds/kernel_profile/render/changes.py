@@ -13,19 +13,19 @@ import html
 from generators.kinds.kernel_profile.render import labels as L
 from generators.pieces import Cell, fragment, key_of
 from generators.quantity import Quantity
-from generators.render import tables
+from generators.render import meta_fields, tables
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder
-from generators.render.units import show
+from generators.render.units import header, scaled, show
 
 METRIC_LABELS = {
-    "wall_per_token": N_("Wall time per token (no profiler)"),
+    "wall_per_token": N_("Wall time per token, no profiler"),
     "kernel_time_per_step": N_("Kernel time per step"),
     "launches_per_step": N_("Kernel launches per step"),
     "launch_calls_per_step": N_("Host launch calls per step"),
-    "range_time_per_step": N_("Profiled wall time per step"),
-    "gpu_idle_share": N_("GPU idle share (estimate)"),
-    "busy_share": N_("GPU busy share of the range"),
+    "step_time": N_("Wall time per step, profiled"),
+    "gpu_idle_share": N_("GPU idle share, estimate"),
+    "busy_share": N_("GPU busy share of the step, profiled"),
     "distinct_kernels": N_("Distinct kernels"),
     "launch_bound.launch_share": N_("Launch-bound launches"),
     "launch_bound.time_share": N_("Time in launch-bound launches"),
@@ -49,13 +49,6 @@ STATUS_LABELS = {
     "removed": N_("removed"),
     "unchanged": N_("unchanged"),
 }
-SETUP_SECTIONS = {
-    "gpu": N_("GPU"),
-    "software": N_("Software"),
-    "model": N_("Model"),
-    "workload": N_("Workload"),
-    "ncu_workload": N_("Nsight Compute workload"),
-}
 DISPLAY = {"ns": None, "count": "count1", "fraction": "percent", "bytes_per_s": "gb_per_s"}
 
 
@@ -66,10 +59,6 @@ def _q(value, dim: str, tr: Translator) -> str:
 
 def _signed(text: str, value) -> str:
     return f"+{text}" if not L.missing(value) and value > 0 else text
-
-
-def _relative(value, tr: Translator) -> str:
-    return L.DASH if L.missing(value) else _signed(tr.percent(value), value)
 
 
 def change_words(row, tr: Translator, c) -> str:
@@ -90,6 +79,13 @@ def _colour(row) -> str:
     return {"better": "ps-better", "worse": "ps-worse", "same": "ps-same"}.get(row["verdict"], "ps-neutral")
 
 
+def _field(field: str, tr: Translator) -> tuple[str, Cell]:
+    """(section label, field cell) of a flattened meta.json field: its translated label where
+    one exists, else its key as code."""
+    section, label = meta_fields.labels_of(field, tr)
+    return section, Cell(label, label) if label else L.code_cell(field.partition(".")[2])
+
+
 def setup(c, tr: Translator, options: dict) -> object:
     dates = tr.gettext(
         N_("{after} (captured {date_after}) compared with {before} (captured {date_before})."),
@@ -98,6 +94,13 @@ def setup(c, tr: Translator, options: dict) -> object:
         date_after=_date(c.date_after, tr),
         date_before=_date(c.date_before, tr),
     )
+    k = TableBuilder("key-setup", tr)
+    k.col("section", N_("Section")).col("field", N_("Field"))
+    k.col("before", N_("Before")).col("after", N_("After")).col("same", N_("Same"))
+    for r in c.key_setup.to_dict("records"):
+        section, field = _field(r["field"], tr)
+        same = tr.gettext(N_("yes") if r["same"] else N_("no"))
+        k.row(key_of(r["field"]), section, field, r["before"], r["after"], same)
     if c.setup.empty:
         text = tr.gettext(
             N_(
@@ -106,7 +109,7 @@ def setup(c, tr: Translator, options: dict) -> object:
             ),  # fmt: skip
             same=tr.integer(c.setup_same),
         )
-        return fragment(f"{dates}\n\n{text}\n")
+        return fragment(f"{dates}\n\n{text}\n", k.build())
     intro = tr.gettext(
         N_(
             "{changed} setup fields differ between the two captures ({same} agree); read the changes below with "
@@ -115,14 +118,14 @@ def setup(c, tr: Translator, options: dict) -> object:
         changed=tr.integer(len(c.setup)),
         same=tr.integer(c.setup_same),
     )
+    main = tr.gettext(N_("The main fields of the setup, in both captures:"))
     t = TableBuilder("setup", tr)
-    t.col("section", N_("Section")).col("field", N_("Field"), style="code")
+    t.col("section", N_("Section")).col("field", N_("Field"))
     t.col("before", N_("Before")).col("after", N_("After"))
     for r in c.setup.itertuples():
-        section, _, field = r.field.partition(".")
-        label = tr.gettext(SETUP_SECTIONS[section]) if section in SETUP_SECTIONS else section
-        t.row(key_of(r.field), label, L.code_cell(field), r.before, r.after)
-    return fragment(f"{dates}\n\n{intro}\n", t.build())
+        section, field = _field(r.field, tr)
+        t.row(key_of(r.field), section, field, r.before, r.after)
+    return fragment(f"{dates}\n\n{main}\n", k.build(), f"{intro}\n", t.build())
 
 
 def _date(iso: str | None, tr: Translator) -> str:
@@ -139,11 +142,51 @@ def summary(c, tr: Translator, options: dict) -> object:
             f'<div class="ps-card__item {_colour(row)}" data-metric="{html.escape(row["metric"])}">'
             f'<div class="ps-card__label">{html.escape(tr.gettext(METRIC_LABELS[row["metric"]]))}</div>'
             f'<div class="ps-card__value">{html.escape(values)}</div>'
-            f'<div class="ps-card__change">{html.escape(change_words(row, tr, c))}</div></div>'
+            f'<div class="ps-card__change">{html.escape(change_words(row, tr, c))}</div>'
+            + (_apis_line(c.variants[c.primary], tr) if row["metric"] == "launch_calls_per_step" else "")
+            + "</div>"
         )
     variant = tables.text(tr.pick(c.variants[c.primary].label))
     head = tr.gettext(N_("From {before} to {after}, {variant}:"), before=c.before, after=c.after, variant=variant)
     return fragment(f"{head}\n", '<div class="ps-card">\n' + "\n".join(items) + "\n</div>\n")
+
+
+def _apis_text(apis: dict[str, float], tr: Translator) -> str:
+    return ", ".join(f"{api} {_q(n, 'count', tr)}" for api, n in apis.items()) or L.DASH
+
+
+def _apis_line(v, tr: Translator) -> str:
+    """The card's line under the launch calls: which APIs made them, before and after."""
+    if not v.apis_before and not v.apis_after:
+        return ""
+    text = tr.gettext(
+        N_("{before} → {after}"), before=_apis_text(v.apis_before, tr), after=_apis_text(v.apis_after, tr)
+    )
+    return f'<div class="ps-card__detail">{html.escape(text)}</div>'
+
+
+def _apis_table(v, c, tr: Translator):
+    t = TableBuilder(f"apis-{v.name}", tr)
+    t.col("api", N_("Launch API"), style="code")
+    per = N_("Calls per step, {version}") if v.basis == "step" else N_("Calls, {version}")
+    t.col("before", tr.gettext(per, version=c.before), "count1", translated=True)
+    t.col("after", tr.gettext(per, version=c.after), "count1", translated=True)
+    for api in sorted(set(v.apis_before) | set(v.apis_after)):
+        t.row(key_of(api), L.code_cell(api), v.apis_before.get(api), v.apis_after.get(api))
+    return t.build()
+
+
+#: the display unit of a metric's row, by its dimension: the row names it, its cells and the
+#: CSV's values are in it (a table's rows have different dimensions)
+ROW_UNITS = {"ns": "ms", "count": "count1", "fraction": "percent", "bytes_per_s": "gb_per_s"}
+
+
+def _in_row_unit(value, dim: str, tr: Translator, signed: bool = False) -> Cell:
+    unit = ROW_UNITS[dim]
+    if L.missing(value):
+        return Cell(L.DASH, None)
+    shown = show(Quantity(value, dim), tr, unit)
+    return Cell(_signed(shown, value) if signed else shown, scaled(value, unit))
 
 
 def metrics(c, tr: Translator, options: dict) -> object:
@@ -152,24 +195,27 @@ def metrics(c, tr: Translator, options: dict) -> object:
         t = TableBuilder(f"metrics-{name}", tr)
         t.col("metric", N_("Metric"))
         t.col("before", N_("Before"), align="right").col("after", N_("After"), align="right")
-        t.col("change", N_("Change"), align="right").col("relative", N_("Relative change"), align="right")
+        t.col("change", N_("Change"), align="right").col("relative", N_("Relative change"), "percent")
         t.col("verdict", N_("In words"))
         for row in c.metrics[c.metrics["variant"] == name].to_dict("records"):
             dim = row["dim"]
+            label = header(METRIC_LABELS[row["metric"]], ROW_UNITS[dim], tr, percent=True)
             t.row(
                 row["metric"],
-                tr.gettext(METRIC_LABELS[row["metric"]]),
-                Cell(_q(row["before"], dim, tr), row["before"]),
-                Cell(_q(row["after"], dim, tr), row["after"]),
-                Cell(_signed(_q(row["change"], dim, tr), row["change"]), row["change"]),
-                Cell(_relative(row["relative"], tr), row["relative"]),
+                label,
+                _in_row_unit(row["before"], dim, tr),
+                _in_row_unit(row["after"], dim, tr),
+                _in_row_unit(row["change"], dim, tr, signed=True),
+                None if L.missing(row["relative"]) else row["relative"],
                 change_words(row, tr, c),
             )
         out += [f"**{tables.text(tr.pick(v.label))}**\n", t.build()]
+        if v.apis_before or v.apis_after:
+            out.append(_apis_table(v, c, tr))
     note = tr.gettext(
         N_(
-            "Before is {before}, after is {after}. Times and bandwidths in base units in the CSV (ns, bytes/s), "
-            "shares as fractions."
+            "Before is {before}, after is {after}. Each metric's row names its unit; the CSV holds the numbers "
+            "in it, unrounded."
         ),  # fmt: skip
         before=c.before,
         after=c.after,
@@ -203,7 +249,7 @@ def kernels(c, tr: Translator, options: dict) -> object:
     t.col("kernel", N_("Kernel")).col("status", N_("Status"))
     t.col("launches_before", N_("Launches, before"), "count1").col("launches_after", N_("Launches, after"), "count1")
     t.col("time_before", N_("Time, before"), "us").col("time_after", N_("Time, after"), "us")
-    t.col("time_change", N_("Time change"), "us").col("time_relative", N_("Time change (%)"), align="right")
+    t.col("time_change", N_("Time change"), "us").col("time_relative", N_("Time change (%)"), "percent")
     t.col("share_before", N_("Share, before"), "percent").col("share_after", N_("Share, after"), "percent")
     t.col("class", N_("Class"))
     for row in v.kernels.to_dict("records"):
@@ -227,7 +273,7 @@ def kernels(c, tr: Translator, options: dict) -> object:
             row["time_before"],
             row["time_after"],
             row["time_change"],
-            Cell(_relative(row["time_relative"], tr), row["time_relative"]),
+            None if L.missing(row["time_relative"]) else row["time_relative"],
             row["share_before"],
             row["share_after"],
             cls,
@@ -240,7 +286,7 @@ def categories(c, tr: Translator, options: dict) -> object:
     t = TableBuilder("categories", tr)
     t.col("category", N_("Category")).col("status", N_("Status"))
     t.col("time_before", N_("Time, before"), "us").col("time_after", N_("Time, after"), "us")
-    t.col("time_change", N_("Time change"), "us").col("time_relative", N_("Time change (%)"), align="right")
+    t.col("time_change", N_("Time change"), "us").col("time_relative", N_("Time change (%)"), "percent")
     t.col("share_before", N_("Share, before"), "percent").col("share_after", N_("Share, after"), "percent")
     t.col("launches_before", N_("Launches, before"), "count1").col("launches_after", N_("Launches, after"), "count1")
     for row in v.categories.to_dict("records"):
@@ -251,7 +297,7 @@ def categories(c, tr: Translator, options: dict) -> object:
             row["time_before"],
             row["time_after"],
             row["time_change"],
-            Cell(_relative(row["time_relative"], tr), row["time_relative"]),
+            None if L.missing(row["time_relative"]) else row["time_relative"],
             row["share_before"],
             row["share_after"],
             row["launches_before"],
@@ -315,6 +361,22 @@ def method(c, tr: Translator, options: dict) -> object:
             N_(
                 "Launches and times are divided by each version's traced decode steps, so captures of different "
                 "lengths compare; the headline metrics are the facts of each version's report page."
+            )  # fmt: skip
+        ),
+        tr.gettext(
+            N_(
+                "Wall time per token: the generation without the profiler (timing.json) ÷ its new tokens. Wall time "
+                "per step (profiled): from the start of the traced range to the end of its last kernel, ÷ the traced "
+                "steps (a CUDA-graph replay keeps the GPU busy after the host has left the range). Host launch calls: "
+                "the API calls that launched the range's kernels, each counted once (every kernel of a CUDA-graph "
+                "replay shares its cudaGraphLaunch), by API from the trace's runtime and driver events."
+            )  # fmt: skip
+        ),
+        tr.gettext(
+            N_(
+                "The GEMM DRAM bandwidth is compared only where both versions measured the same number of "
+                "weight-streaming call sites: without operator calls in the trace (a CUDA-graph replay) an attention "
+                "GEMM that shares a weight GEMM's kernel and grid cannot be told apart from it."
             )  # fmt: skip
         ),
     ]

@@ -306,12 +306,23 @@ def roofline(result, tr: Translator, options: dict) -> object:
 def roofline_hierarchical(result, tr: Translator, options: dict) -> object:
     """L1, L2 and DRAM roofs with each GEMM/attention launch's useful FLOPs over each level's bytes."""
     v = result.primary
-    if v.launches is None or v.level_roofs is None or "useful_flop" not in v.launches:
+    if v.launches is None or v.level_roofs is None:
         return fragment()
-    known = v.launches[(v.launches["cls"] != "unknown") & (v.launches["useful_flop"] > 0)]
+    launches = v.launches[v.launches["cls"] != "unknown"]
+    useful = "useful_flop" in launches and bool((launches["useful_flop"] > 0).any())
+    if useful:  # the operators' useful FLOPs (from the shapes)
+        known = launches[launches["useful_flop"] > 0]
+        x_of, y_col = {lv: f"useful_intensity_{lv}" for lv in LEVELS}, "useful_flop_per_s"
+    else:  # no shapes (a CUDA-graph replay): the executed FLOPs of the GEMM and attention kernels
+        category = launches["trace_name"].map(v.kernels.set_index("name")["category"])
+        known = launches[category.isin(["gemm", "attention"]) & (launches["flop"] > 0)]
+        known = known.assign(
+            **{f"executed_intensity_{lv}": known["flop"] / known[f"{lv}_traffic_bytes"] for lv in LEVELS}
+        )
+        x_of, y_col = {lv: f"executed_intensity_{lv}" for lv in LEVELS}, "flop_per_s"
     if known.empty:
         return fragment()
-    xs = [x for level in LEVELS for x in known[f"useful_intensity_{level}"] if x > 0 and math.isfinite(x)]
+    xs = [x for level in LEVELS for x in known[x_of[level]] if x > 0 and math.isfinite(x)]
     dtype = result.config.classification.default_dtype
     spec = result.roofs[(result.roofs["source"] == "spec") & (result.roofs["dtype"] == dtype)]
     peak = float(spec["peak_flop_per_s"].iloc[0]) if len(spec) else None
@@ -347,10 +358,10 @@ def roofline_hierarchical(result, tr: Translator, options: dict) -> object:
             )
         for level in LEVELS:
             color, marker = LEVEL_STYLE[level]
-            pts = known[(known[f"useful_intensity_{level}"] > 0) & np.isfinite(known[f"useful_intensity_{level}"])]
+            pts = known[(known[x_of[level]] > 0) & np.isfinite(known[x_of[level]])]
             ax.scatter(
-                pts[f"useful_intensity_{level}"],
-                pts["useful_flop_per_s"] / 1e12,
+                pts[x_of[level]],
+                pts[y_col] / 1e12,
                 s=18,
                 marker=marker,
                 facecolors="white",
@@ -361,19 +372,32 @@ def roofline_hierarchical(result, tr: Translator, options: dict) -> object:
             )
         ax.set_xscale("log")
         ax.set_yscale("log")
-        ax.set_xlabel(tr.gettext(N_("Useful FLOPs per byte moved at each level")))
-        ax.set_ylabel(tr.gettext(N_("Useful throughput (TFLOP/s)")))
+        if useful:
+            ax.set_xlabel(tr.gettext(N_("Useful FLOPs per byte moved at each level")))
+            ax.set_ylabel(tr.gettext(N_("Useful throughput (TFLOP/s)")))
+        else:
+            ax.set_xlabel(tr.gettext(N_("Executed FLOPs per byte moved at each level")))
+            ax.set_ylabel(tr.gettext(N_("Executed throughput (TFLOP/s)")))
         ax.set_title(tr.gettext(N_("Hierarchical roofline: L1, L2 and DRAM")))
         ax.legend(fontsize=7, loc="upper left")
         svg = figures.to_svg(fig)
+    with_useful = N_(
+        "Each GEMM and attention launch three times, at its useful FLOPs (from the shapes) over the bytes "
+        "it moved at L1, L2 and DRAM; the diagonals are the levels' peak bandwidths ({sources}), the "
+        "horizontal line the {dtype} peak of the specification. A launch sits far from all three roofs "
+        "when none of the levels limits it. L1 counts only loads through the L1 (TMA copies into shared "
+        "memory bypass it), so the GEMMs' L1 points lie far to the right."
+    )
+    with_executed = N_(
+        "Each GEMM and attention launch three times, at the FLOPs its tensor and CUDA cores executed (the "
+        "trace records no operator shapes, so no useful FLOPs: padding is included) over the bytes it moved "
+        "at L1, L2 and DRAM; the diagonals are the levels' peak bandwidths ({sources}), the horizontal line "
+        "the {dtype} peak of the specification. A launch sits far from all three roofs when none of the "
+        "levels limits it. L1 counts only loads through the L1 (TMA copies into shared memory bypass it), "
+        "so the GEMMs' L1 points lie far to the right."
+    )
     caption = tr.gettext(
-        N_(
-            "Each GEMM and attention launch three times, at its useful FLOPs (from the shapes) over the bytes "
-            "it moved at L1, L2 and DRAM; the diagonals are the levels' peak bandwidths ({sources}), the "
-            "horizontal line the {dtype} peak of the specification. A launch sits far from all three roofs "
-            "when none of the levels limits it. L1 counts only loads through the L1 (TMA copies into shared "
-            "memory bypass it), so the GEMMs' L1 points lie far to the right."
-        ),
+        with_useful if useful else with_executed,
         sources=L.listing(
             [
                 tr.gettext(
@@ -386,7 +410,7 @@ def roofline_hierarchical(result, tr: Translator, options: dict) -> object:
         dtype=L.precision(dtype, tr),
     )
     alt = tr.gettext(N_("Hierarchical roofline of the GEMM and attention launches"))
-    columns = ["kernel_id", "useful_flop_per_s", *[f"useful_intensity_{lv}" for lv in LEVELS], "cls"]
+    columns = ["kernel_id", y_col, *[x_of[lv] for lv in LEVELS], "cls"]
     return fragment(Figure("roofline-hierarchical", svg, alt, caption, _launch_data(known, columns)))
 
 

@@ -15,7 +15,7 @@ COLUMNS = (
     ("host.range_per_step", N_("Range per step"), "ms"),
     ("host.op_time_per_step", N_("Operator time per step"), "ms"),
     ("host.launch_call_per_step", N_("Launch calls per step"), "ms"),
-    ("host.launch_interval", N_("Host time per launch"), "us"),
+    ("host.launch_interval", N_("Host time per launch call"), "us"),
     ("host.gpu_idle_per_step", N_("GPU idle per step"), "ms"),
     ("host.gpu_idle_share", N_("GPU idle share"), "percent"),
     ("host.gap_median", N_("Median gap between kernels"), "us"),
@@ -37,8 +37,10 @@ def host(result, tr: Translator, options: dict) -> object:
         N_(
             "From the profiled run's trace: the profiler (with `record_shapes`) slows the host, so these times "
             "are upper bounds of the run without it. Operator time: the top-level ATen operator calls that "
-            "start inside the range. Host time per launch: range wall time ÷ kernel launches. GPU idle: the "
-            "time between the first kernel's start and the last kernel's end with no kernel running."
+            "start inside the range. Launch calls: the API calls that launched the range's kernels, each once (a "
+            "CUDA-graph replay is one call for all its kernels). Host time per launch call: range wall time ÷ "
+            "those calls. GPU idle: the time between the first kernel's start and the last kernel's end with no "
+            "kernel running."
         )
     )
     a = TableBuilder("anomalies", tr)

@@ -17,41 +17,12 @@ from generators.kinds.kernel_profile.render.classes import reason_text
 from generators.kinds.kernel_profile.render.method_text import FORMULAS, RULE_NOTE, RULE_STEPS, formula_args
 from generators.kinds.kernel_profile.render.tables import fact
 from generators.pieces import Cell, fragment
+from generators.render import meta_fields
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder
 from generators.render.units import number, scaled
 
-KEY_LABELS = {
-    "cuda": N_("CUDA"),
-    "cudnn": N_("cuDNN"),
-    "ncu": N_("Nsight Compute"),
-    "os": N_("Operating system"),
-    "python": N_("Python"),
-    "torch": N_("PyTorch"),
-    "name": N_("Name"),
-    "d_model": N_("Model width (d_model)"),
-    "d_ff": N_("Feed-forward width (d_ff)"),
-    "n_layers": N_("Layers"),
-    "n_heads": N_("Attention heads"),
-    "vocab": N_("Vocabulary"),
-    "rope_theta": N_("RoPE theta"),
-    "batch": N_("Batch size"),
-    "prompt_tokens": N_("Prompt tokens"),
-    "new_tokens": N_("New tokens (timed run)"),
-    "decode_steps": N_("Decode steps (timed run)"),
-    "traced_new_tokens": N_("New tokens (traced run)"),
-    "traced_decode_steps": N_("Decode steps (traced run)"),
-    "dtype": N_("Data type"),
-    "kv_cache": N_("KV cache"),
-    "sampling": N_("Sampling"),
-    "variants": N_("Attention variants"),
-    "weights": N_("Weights"),
-    "driver_version": N_("Driver"),
-    "clocks.sm": N_("SM clock"),
-    "clocks.mem": N_("Memory clock"),
-    "clocks.max.sm": N_("SM clock, maximum"),
-    "power.limit": N_("Power limit"),
-}
+KEY_LABELS = meta_fields.LABELS
 #: ncu_metrics.METRICS columns that have no histogram label
 COLUMN_LABELS = {
     "dram_read_bytes": N_("DRAM bytes read"),
@@ -100,6 +71,10 @@ def _verbatim(value) -> str:
     as it was recorded, in code type: it is data, not a sentence of the page's language."""
     words = value if isinstance(value, list) else [value]
     return "code" if words and all(isinstance(w, str) for w in words) else "plain"
+def _workload(meta) -> dict:
+    """meta.json's workload, with the CUDA-graph method of a capture that used one."""
+    graph = {"cuda_graph": meta.cuda_graph.method} if meta.cuda_graph else {}
+    return {**meta.workload, **graph}
 
 
 def _bytes(value, unit: str, tr: Translator) -> Cell:
@@ -133,7 +108,7 @@ def setup(result, tr: Translator, options: dict) -> object:
         hw.build(),
         _pairs("software", meta.software, tr, N_("Software"), as_text=True),
         _pairs("model", meta.model or {}, tr, N_("Model")),
-        _pairs("workload", meta.workload, tr, N_("Workload")),
+        _pairs("workload", _workload(meta), tr, N_("Workload")),
         when + "\n\n" + _profilers(result, tr),
     )
 

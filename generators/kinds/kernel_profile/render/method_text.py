@@ -32,6 +32,13 @@ FORMULAS = [
         "÷ wall time per token."
     ),
     N_(
+        "Launch calls: the host API calls that launched the range's kernels, one per correlation id (every "
+        "kernel of a CUDA-graph replay shares its `cudaGraphLaunch`'s), by API name from the trace's runtime "
+        "and driver events. Wall time per step (profiled): from the range's start to the end of its last "
+        "kernel, ÷ the traced steps. A CUDA-graph capture also times its eager decode the same way "
+        "(in `timing.json` under the variant's name with the suffix `_eager`; each fresh process on its own)."
+    ),
+    N_(
         "Joining Nsight Compute to the trace: the two demanglers spell names differently, so a launch is joined "
         "by a name key (identifiers and numbers of the kernel's name and template arguments, without return "
         "type, parameters and namespaces) and the same grid and block size; with no launch of that "
@@ -58,7 +65,9 @@ FORMULAS = [
     N_(
         "Operator of a kernel: the kernel's `External id` names the innermost ATen operator call that launched "
         "it (the profiler copies it from the launching runtime call); that call's `Input Dims` and `Input type` "
-        "come from `record_shapes`. A call site is a kernel with one operator, grid and block."
+        "come from `record_shapes`. A call site is a kernel with one operator, grid and block. A CUDA-graph "
+        "replay records no operator calls: its call sites are a kernel with one grid and block, without "
+        "shapes or useful FLOPs."
     ),
     N_(
         "Useful FLOPs, from the shapes: 2 · M · K · N for {mm} and {addmm} (A[M, K] · B[K, N]), 2 · b · M · K · N "

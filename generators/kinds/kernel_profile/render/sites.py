@@ -65,14 +65,22 @@ def sites(result, tr: Translator, options: dict) -> object:
             r.share,
             L.cls(r.cls, tr) if isinstance(r.cls, str) else L.DASH,
         )
+    with_ops = N_(
+        "The top {n} kernels of the {variant} variant split by call site: the operator that launched "
+        "each kernel and its input shapes, from the trace (the kernel's `External id` to its operator "
+        "call). One kernel runs several projections with different grids; a number shown as a range "
+        "varies between calls (the KV length grows by one each step). #: rank of the call site by "
+        "total time among all {count}. Class: the most frequent class of its profiled launches."
+    )
+    without_ops = N_(
+        "The top {n} kernels of the {variant} variant split by grid and block: no operator call launched "
+        "a kernel of this range (a CUDA-graph replay), so a call site here is a kernel with one grid and "
+        "block, without operator or shapes, and calls of different operators that share them stay "
+        "together. #: rank of the call site by total time among all {count}. Class: the most frequent "
+        "class of its profiled launches."
+    )
     note = tr.gettext(
-        N_(
-            "The top {n} kernels of the {variant} variant split by call site: the operator that launched "
-            "each kernel and its input shapes, from the trace (the kernel's `External id` to its operator "
-            "call). One kernel runs several projections with different grids; a number shown as a range "
-            "varies between calls (the KV length grows by one each step). #: rank of the call site by "
-            "total time among all {count}. Class: the most frequent class of its profiled launches."
-        ),
+        with_ops if v.sites["op"].notna().any() else without_ops,
         n=fact(result, f"{name}.top_n", tr),
         variant=L.label(result.config.variants[name].label, tr),
         count=tr.integer(len(v.sites)),
@@ -86,7 +94,12 @@ def site_bandwidth(result, tr: Translator, options: dict) -> object:
     if v.sites is None or v.launches is None:
         return fragment(tr.gettext(NO_SHAPES) + "\n")
     names = v.kernels.set_index("name")
-    rows = v.sites[(v.sites["useful_flop"] > 0) & v.sites["dram_bytes"].notna()]
+    sites = v.sites
+    category = sites["name"].map(names["category"])
+    # GEMM and attention sites: with operator shapes, those with useful FLOPs (a split-K
+    # reduction has none); without (a CUDA-graph replay), their tensor-core kernels
+    opless = sites["op"].isna() & category.isin(["gemm", "attention"]) & sites["tensor"]
+    rows = sites[((sites["useful_flop"] > 0) | opless) & sites["dram_bytes"].notna()]
     t = TableBuilder(f"site-bandwidth{suffix}", tr)
     t.col("site", N_("Call site")).col("blocks", N_("Thread blocks"), "count")
     t.col("bytes", N_("DRAM bytes per launch"), "mib1").col("trace", N_("Median, trace"), "us")
