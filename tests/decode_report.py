@@ -12,5 +12,6 @@ REPORT_ID = "decode-h100-80gb-hbm3"
 
 
 @cache
-def report():
-    return project.compute(MODEL, {"report": REPORT_ID})
+def report(version: str):
+    """The result of one version (``"v1"``, ``"v2"``: tests name the one they check)."""
+    return project.compute(MODEL, {"report": REPORT_ID, "version": version})

@@ -3,6 +3,10 @@
 Plain ``json`` (with ``Decimal`` for exact microseconds), ``csv`` and ``yaml``: nothing from
 ``generators`` is used here, so the tests compare the report against a second computation.
 Results are cached per process (several test modules use them).
+
+Every reading names the capture version it reads (``"v1"``: the eager decode; ``"v2"``: every
+decode step one CUDA-graph replay): the report's page shows the latest, and a test says which
+one it checks.
 """
 
 from __future__ import annotations
@@ -20,7 +24,13 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 REPORT = ROOT / "data" / "reports" / "decode-h100-80gb-hbm3"
-DATA = REPORT / "v1"
+VERSIONS = ("v1", "v2")
+
+
+def folder(version: str) -> Path:
+    return REPORT / version
+
+
 HARDWARE = ROOT / "data" / "hardware" / "h100-sxm.yml"
 
 # ncu's auto-scaled units (SI prefixes; Nsight Compute's "Kbyte" is 1000 bytes)
@@ -53,16 +63,16 @@ UNIT = {
 
 
 @cache
-def events(variant: str) -> list[dict]:
-    with lzma.open(DATA / f"trace_{variant}.json.xz") as fh:
+def events(variant: str, version: str) -> list[dict]:
+    with lzma.open(folder(version) / f"trace_{variant}.json.xz") as fh:
         return json.load(fh, parse_float=Decimal)["traceEvents"]
 
 
 @cache
-def decode_kernels(variant: str) -> tuple[tuple[str, int, Decimal], ...]:
+def decode_kernels(variant: str, version: str) -> tuple[tuple[str, int, Decimal], ...]:
     """(name, dur_ns, launch ts µs) of every kernel whose launching runtime call started inside
     a ``decode`` user annotation (µs read as Decimal: x 1000 is exact)."""
-    trace = events(variant)
+    trace = events(variant, version)
     windows = [
         (e["ts"], e["ts"] + e["dur"]) for e in trace if e.get("cat") == "user_annotation" and e.get("name") == "decode"
     ]
@@ -81,19 +91,19 @@ def decode_kernels(variant: str) -> tuple[tuple[str, int, Decimal], ...]:
 
 
 @cache
-def op_windows(variant: str, names: tuple[str, ...]) -> tuple[tuple[Decimal, Decimal], ...]:
+def op_windows(variant: str, version: str, names: tuple[str, ...]) -> tuple[tuple[Decimal, Decimal], ...]:
     return tuple(
         (e["ts"], e["ts"] + e["dur"])
-        for e in events(variant)
+        for e in events(variant, version)
         if e.get("ph") == "X" and e.get("name") in names and e.get("cat") in ("cpu_op", "user_annotation")
     )
 
 
 @cache
-def ncu_rows(variant: str) -> tuple[dict, ...]:
+def ncu_rows(variant: str, version: str) -> tuple[dict, ...]:
     """Every profiled kernel of the raw page: metric -> value in base units (floats), plus the
     identification columns as text."""
-    with gzip.open(DATA / f"ncu_{variant}_raw.csv.gz", "rt", encoding="utf-8") as fh:
+    with gzip.open(folder(version) / f"ncu_{variant}_raw.csv.gz", "rt", encoding="utf-8") as fh:
         rows = list(csv.reader(io.StringIO(fh.read())))
     header, units = rows[0], rows[1]
     out = []
@@ -151,14 +161,14 @@ def blocks(row: dict) -> int:
     return x * y * z
 
 
-def classify(row: dict) -> str:
+def classify(row: dict, version: str) -> str:
     """The documented rule, recomputed: latency-bound when neither unit reaches busy_pct or the
     grid has fewer than min_blocks_per_sm x SMs (meta.json) blocks; else the busier unit,
     balanced within the margin."""
     rule = config()["classification"]
     sm = row["sm__throughput.avg.pct_of_peak_sustained_elapsed"]
     memory = row["gpu__compute_memory_throughput.avg.pct_of_peak_sustained_elapsed"]
-    if max(sm, memory) < rule["busy_pct"] or blocks(row) < rule["min_blocks_per_sm"] * meta()["gpu"]["sm_count"]:
+    if max(sm, memory) < rule["busy_pct"] or blocks(row) < rule["min_blocks_per_sm"] * meta(version)["gpu"]["sm_count"]:
         return "latency"
     gap = sm - memory
     margin = rule["throughput_margin_pct"]
@@ -190,15 +200,15 @@ def busiest_level(row: dict) -> str:
 
 
 @cache
-def op_calls(variant: str) -> dict:
+def op_calls(variant: str, version: str) -> dict:
     """External id -> the cpu_op event (ATen operator call)."""
-    return {e["args"]["External id"]: e for e in events(variant) if e.get("cat") == "cpu_op"}
+    return {e["args"]["External id"]: e for e in events(variant, version) if e.get("cat") == "cpu_op"}
 
 
 @cache
-def decode_kernel_events(variant: str) -> tuple[dict, ...]:
+def decode_kernel_events(variant: str, version: str) -> tuple[dict, ...]:
     """The kernel events of decode_kernels (same rule), whole, with their launch ts."""
-    trace = events(variant)
+    trace = events(variant, version)
     windows = [
         (e["ts"], e["ts"] + e["dur"]) for e in trace if e.get("cat") == "user_annotation" and e.get("name") == "decode"
     ]
@@ -223,8 +233,8 @@ def median(values):
 
 
 @cache
-def meta() -> dict:
-    return json.loads((DATA / "meta.json").read_text(encoding="utf-8"))
+def meta(version: str) -> dict:
+    return json.loads((folder(version) / "meta.json").read_text(encoding="utf-8"))
 
 
 @cache
@@ -232,5 +242,5 @@ def peaks() -> dict:
     return json.loads((ROOT / "data" / "reports" / "peaks-h100-80gb-hbm3" / "v1" / "peaks.json").read_text())
 
 
-def timing() -> dict:
-    return json.loads((DATA / "timing.json").read_text(encoding="utf-8"))
+def timing(version: str) -> dict:
+    return json.loads((folder(version) / "timing.json").read_text(encoding="utf-8"))

@@ -1,9 +1,10 @@
 """The version selector in a real browser (Debian's Chromium, headless, Playwright), both languages.
 
-On the two-version site of ``tests.site_fixtures.versions_site``: the selector under a report
-page's title opens with a click (a plain ``<details>``: no script, nothing fetched), its links
-lead to the other version and to the "what changed" page in the same language, and the
-language switcher on an older version's page leads to the same version in the other language.
+On the session's site (the decode report's real v1 and v2): the selector under a report page's
+title opens with a click (a plain ``<details>``: no script, nothing fetched: the server logs
+every request and none is for a ``versions.json``), its links lead to the other version and to
+the "what changed" page in the same language, and the language switcher on an older version's
+page and on the "what changed" page leads to the same version in the other language.
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from tests.derived_version import REPORT
 
 
 @pytest.fixture(scope="module")
-def base_url(versions_site):
-    with serve(versions_site.site) as url:
+def base_url(built_site):
+    with serve(built_site.site) as url:
         yield url
 
 
@@ -55,7 +56,8 @@ def test_the_selector_leads_to_every_version_and_the_changes_page(page, base_url
     page.locator(".ps-versions__changes a").click()
     page.wait_for_url(f"{base_url}/{lang}reports/{REPORT}/changes/v1-v2/")
     assert _version(page) == ("v2", "v1")
-    assert page.locator(".ps-card__item").count() == 4
+    assert page.locator(".ps-card__item").count() == 5  # per token, per step, kernel time, launches, calls
+    assert "cudaGraphLaunch" in page.locator(".ps-card__detail").inner_text()
     images = load_all_images(page)  # the bars and the roofline with arrows
     assert len(images) == 2 and all(width > 0 for _, width in images), images
     page.click(".ps-versions__menu summary")
@@ -70,6 +72,8 @@ def test_the_selector_leads_to_every_version_and_the_changes_page(page, base_url
     "start, other",
     [
         (f"reports/{REPORT}/v1/", f"zh/reports/{REPORT}/v1/"),
+        (f"zh/reports/{REPORT}/v1/", f"reports/{REPORT}/v1/"),
+        (f"reports/{REPORT}/changes/v1-v2/", f"zh/reports/{REPORT}/changes/v1-v2/"),
         (f"zh/reports/{REPORT}/changes/v1-v2/", f"reports/{REPORT}/changes/v1-v2/"),
     ],
 )

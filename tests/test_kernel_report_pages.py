@@ -1,4 +1,9 @@
-"""The built H100 decode report pages, read as HTML in both languages (the session's build)."""
+"""The built H100 decode report pages, read as HTML in both languages (the session's build).
+
+The report's page (``reports/<id>/``) shows the latest version, v2 (CUDA-graph replays); v1 (the
+eager decode) is at ``reports/<id>/v1/``. A check of numbers from the raw files names the version
+it reads and the page that shows it (:data:`PAGE_OF`).
+"""
 
 from __future__ import annotations
 
@@ -44,6 +49,8 @@ SECTIONS = {
     ],
 }
 PAGES = {"en": EN, "zh": ZH}
+#: version -> (English page, Chinese page)
+PAGE_OF = {"v2": (EN, ZH), "v1": (EN + "v1/", ZH + "v1/")}
 
 
 def main(page: str) -> str:
@@ -95,15 +102,16 @@ def test_ridge_point_is_stated_in_both_languages(built_site):
     assert f"{shown} FLOP/字节" in zh
 
 
-def test_top_table_rows_follow_the_trace(built_site):
+@pytest.mark.parametrize("version", raw.VERSIONS)
+def test_top_table_rows_follow_the_trace(built_site, version):
     """Rank, launches and share of the top kernels, recomputed from the trace (json)."""
     totals, counts = Counter(), Counter()
-    for name, dur, _ in raw.decode_kernels("fused"):
+    for name, dur, _ in raw.decode_kernels("fused", version):
         totals[name] += dur
         counts[name] += 1
     ranked = sorted(totals, key=lambda n: (-totals[n], n))[: raw.config()["top"]]
     grand = sum(totals.values())
-    page = main(built_site.html(EN))
+    page = main(built_site.html(PAGE_OF[version][0]))
     table = re.split(r"<h2[^>]*>", page)[3].split("</table>", 1)[0]  # the first table of "Top kernels"
     rows = re.findall(r"<tr[^>]*>(.*?)</tr>", table, re.S)[1:]
     assert len(rows) == len(ranked)
@@ -115,12 +123,13 @@ def test_top_table_rows_follow_the_trace(built_site):
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_full_kernel_names_show_literally(built_site, lang):
+@pytest.mark.parametrize("version", raw.VERSIONS)
+def test_full_kernel_names_show_literally(built_site, lang, version):
     """Template brackets, lambdas and '&' of the real names appear as text, never as markup."""
-    page = main(built_site.html(PAGES[lang]))
+    page = main(built_site.html(PAGE_OF[version][lang == "zh"]))
     names_part = re.split(r"<h2[^>]*>", page)[-1]
     shown = {text_of(c).strip() for c in re.findall(r"<code[^>]*>(.*?)</code>", names_part, re.S)}
-    for name in {n for n, _, _ in raw.decode_kernels("fused")}:
+    for name in {n for n, _, _ in raw.decode_kernels("fused", version)}:
         assert " ".join(name.split()) in shown, name[:100]
     assert "reduce_kernel&lt;512, 1, at::native::ReduceOp&lt;c10::BFloat16" in names_part
     assert "{lambda()#3}" in text_of(names_part)
@@ -135,26 +144,31 @@ def test_chinese_page_uses_chinese_labels(built_site):
         assert english not in zh
 
 
-def test_needs_review_lists_the_long_latency_bound_attention_kernel(built_site):
+@pytest.mark.parametrize("version", raw.VERSIONS)
+def test_needs_review_lists_the_long_latency_bound_attention_kernel(built_site, version):
     """The fused attention launches: latency-bound by the rule (recomputed from the csv) and at
     least long_duration_us long, so the list must show them with their ncu IDs."""
     limit = raw.config()["review"]["long_duration_us"] * 1000
-    rows = [r for r in raw.ncu_rows("fused") if r["Kernel Name"].startswith("cudnn")]
-    flagged = [r for r in rows if raw.classify(r) == "latency" and r["gpu__time_duration.sum"] >= limit]
+    rows = [r for r in raw.ncu_rows("fused", version) if r["Kernel Name"].startswith("cudnn")]
+    flagged = [r for r in rows if raw.classify(r, version) == "latency" and r["gpu__time_duration.sum"] >= limit]
     assert flagged
-    page = text_of(main(built_site.html(EN)))
+    page = text_of(main(built_site.html(PAGE_OF[version][0])))
     ids = ", ".join(str(int(r["ID"])) for r in flagged[:-1]) + f", and {int(flagged[-1]['ID'])}"
     assert re.search(rf"cuDNN flash attention forward \(sm80\) latency-bound {re.escape(ids)} ", page)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_call_site_rows_show_the_shapes_of_the_projections(built_site, lang):
-    """The QKV projection's row: its operator and input shapes as the trace records them."""
-    page = main(built_site.html(PAGES[lang]))
+    """The QKV projection's row on v1's page: its operator and input shapes as the trace records
+    them (v2's graph replays record no operator calls)."""
+    version = "v1"
+    page = main(built_site.html(PAGE_OF[version][lang == "zh"]))
     part = re.split(r"<h2[^>]*>", page)[3]
     qkv = [
-        e for e in raw.decode_kernel_events("fused") if e["args"]["grid"] == [4, 15, 1] and "splitK" not in e["name"]
+        e
+        for e in raw.decode_kernel_events("fused", version)
+        if e["args"]["grid"] == [4, 15, 1] and "splitK" not in e["name"]
     ]
-    op = raw.op_calls("fused")[qkv[0]["args"]["External id"]]
+    op = raw.op_calls("fused", version)[qkv[0]["args"]["External id"]]
     shapes = ", ".join(str(d) for d in op["args"]["Input Dims"] if d)
     assert op["name"] == "aten::mm" and shapes in text_of(part).replace("\u00a0", " ")

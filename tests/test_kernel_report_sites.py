@@ -19,6 +19,9 @@ from generators.readers import kineto_ops
 from tests import decode_report
 from tests import decode_trace as raw
 
+#: The eager capture: its trace records every operator's shapes (v2's CUDA-graph replays record
+#: none; tests/test_decode_graph.py checks what that version's report says instead).
+V = "v1"
 PROJECTIONS = {  # report.yml's call sites of the decoder's weight GEMVs: weight dims
     "qkv": [1280, 3840],
     "o_proj": [1280, 1280],
@@ -30,7 +33,7 @@ PROJECTIONS = {  # report.yml's call sites of the decoder's weight GEMVs: weight
 
 @pytest.fixture(scope="module")
 def report():
-    return decode_report.report()
+    return decode_report.report(V)
 
 
 def fact(report, key: str) -> float:
@@ -44,9 +47,9 @@ def grid(e) -> tuple[int, int, int]:
 def mm_kernels(variant: str, weight: list[int]) -> dict[tuple, list[dict]]:
     """Range kernels launched by an aten::mm whose second input has ``weight``'s dims, by
     (kernel name, grid): a projection's kernels, split-K reduction apart."""
-    calls = raw.op_calls(variant)
+    calls = raw.op_calls(variant, V)
     out = defaultdict(list)
-    for e in raw.decode_kernel_events(variant):
+    for e in raw.decode_kernel_events(variant, V):
         op = calls.get(e["args"].get("External id"))
         if op and op["name"] == "aten::mm" and op["args"]["Input Dims"][1] == weight:
             out[(e["name"], grid(e))].append(e)
@@ -56,7 +59,7 @@ def mm_kernels(variant: str, weight: list[int]) -> dict[tuple, list[dict]]:
 def ncu_launches(variant: str, name: str, grid_size: tuple) -> list[dict]:
     text = "(" + ", ".join(map(str, grid_size)) + ")"
     short = name.split("<")[0].split("(")[0].strip().split(" ")[-1]
-    return [r for r in raw.ncu_rows(variant) if short in r["Kernel Name"] and r["Grid Size"] == text]
+    return [r for r in raw.ncu_rows(variant, V) if short in r["Kernel Name"] and r["Grid Size"] == text]
 
 
 def gemm_site(variant: str, weight: list[int]) -> tuple[list[dict], list[dict]]:
@@ -67,8 +70,8 @@ def gemm_site(variant: str, weight: list[int]) -> tuple[list[dict], list[dict]]:
 
 
 def test_op_reader_keeps_every_operator_and_kernel():
-    ops = kineto_ops.read(raw.DATA / "trace_fused.json.xz")
-    events = raw.events("fused")
+    ops = kineto_ops.read(raw.folder(V) / "trace_fused.json.xz")
+    events = raw.events("fused", V)
     cpu = [e for e in events if e.get("cat") == "cpu_op"]
     kernels = [e for e in events if e.get("cat") == "kernel"]
     assert len(ops.ops) == len(cpu) and len(ops.kernel_ops) == len(kernels) and ops.record_shapes
@@ -96,15 +99,15 @@ def test_useful_flops_come_from_the_shapes_and_land_near_one_flop_per_byte(repor
 def test_attention_useful_flops_are_about_one_per_byte_not_ninety_four(report):
     """cuDNN's kernel: 2 x B x H x Lq x Lk x (D + Dv) useful FLOPs per call (the median over the
     steps' growing key lengths); the tile-padded tensor work is ~90x that."""
-    calls = raw.op_calls("fused")
+    calls = raw.op_calls("fused", V)
     flops = []
-    for e in raw.decode_kernel_events("fused"):
+    for e in raw.decode_kernel_events("fused", V):
         op = calls.get(e["args"].get("External id"))
         if op and op["name"] == "aten::_cudnn_attention_forward":
             q, k, v = op["args"]["Input Dims"][:3]
             flops.append(2 * math.prod(q[:2]) * q[2] * k[2] * (q[3] + v[3]))
     assert flops and fact(report, "fused.site.attention.useful_flop") == raw.median(flops)
-    ncu = [r for r in raw.ncu_rows("fused") if r["Kernel Name"].startswith("cudnn")]
+    ncu = [r for r in raw.ncu_rows("fused", V) if r["Kernel Name"].startswith("cudnn")]
     useful = raw.median([raw.median(flops) / raw.dram_bytes(r) for r in ncu])
     assert fact(report, "fused.site.attention.useful_intensity") == pytest.approx(useful, rel=1e-9)
     assert 0.9 < useful < 1.1 and fact(report, "fused.site.attention.executed_intensity") > 90
@@ -158,18 +161,18 @@ def test_one_kernel_name_runs_three_call_sites(report):
 @pytest.mark.parametrize("variant", ["fused", "written"])
 def test_every_launch_is_classified_by_the_latency_rule(report, variant):
     launches = report.variants[variant].launches.set_index("kernel_id")
-    rows = raw.ncu_rows(variant)
+    rows = raw.ncu_rows(variant, V)
     for row in rows:
-        assert launches.loc[int(row["ID"]), "cls"] == raw.classify(row), row["Kernel Name"][:80]
+        assert launches.loc[int(row["ID"]), "cls"] == raw.classify(row, V), row["Kernel Name"][:80]
     counts = report.variants[variant].class_counts.set_index("cls")["launches"]
     for cls in ("memory", "compute", "balanced", "latency"):
-        assert counts[cls] == sum(raw.classify(r) == cls for r in rows)
+        assert counts[cls] == sum(raw.classify(r, V) == cls for r in rows)
     # the elementwise kernels: a handful of blocks; the weight GEMVs with 60-80 blocks: memory-bound
-    assert all(raw.classify(r) == "latency" for r in rows if raw.blocks(r) < 10)
+    assert all(raw.classify(r, V) == "latency" for r in rows if raw.blocks(r) < 10)
 
 
 def test_busiest_level_and_level_peaks_from_the_hierarchical_metrics(report):
-    rows = raw.ncu_rows("fused")
+    rows = raw.ncu_rows("fused", V)
     launches = report.primary.launches.set_index("kernel_id")
     for row in rows:
         assert launches.loc[int(row["ID"]), "memory_level"] == raw.busiest_level(row)
@@ -180,10 +183,10 @@ def test_busiest_level_and_level_peaks_from_the_hierarchical_metrics(report):
 
 
 def test_tukey_fences_are_clipped_at_the_physical_range(report):
-    values = sorted(r["sm__throughput.avg.pct_of_peak_sustained_elapsed"] for r in raw.ncu_rows("fused"))
+    values = sorted(r["sm__throughput.avg.pct_of_peak_sustained_elapsed"] for r in raw.ncu_rows("fused", V))
     spread = report.primary.spreads["sm_pct"]
     assert spread.low_fence < 0 and spread.low_clipped and spread.low_shown == 0.0
-    hits = [r["lts__t_sector_hit_rate.pct"] for r in raw.ncu_rows("fused")]
+    hits = [r["lts__t_sector_hit_rate.pct"] for r in raw.ncu_rows("fused", V)]
     assert report.primary.spreads["l2_hit_pct"].above_range == sum(h > 100 for h in hits) > 0
     assert values[0] >= 0
 
@@ -191,7 +194,7 @@ def test_tukey_fences_are_clipped_at_the_physical_range(report):
 @cache
 def top_level_ops(variant: str) -> tuple[dict, ...]:
     """cpu_op events that start inside a decode annotation and lie in no other cpu_op of their thread."""
-    trace = raw.events(variant)
+    trace = raw.events(variant, V)
     windows = [
         (e["ts"], e["ts"] + e["dur"]) for e in trace if e.get("cat") == "user_annotation" and e["name"] == "decode"
     ]
@@ -215,13 +218,13 @@ def test_the_first_attention_call_of_each_step_is_the_anomaly_and_its_cost(repor
     durations = [int(e["dur"] * 1000) for e in ops]
     mid = raw.median(durations)
     slow = [i for i, d in enumerate(durations) if d > 10 * mid and d - mid >= 1_000_000]
-    steps = raw.meta()["workload"]["traced_decode_steps"]
+    steps = raw.meta(V)["workload"]["traced_decode_steps"]
     per_step = len(ops) // steps
     assert len(slow) == steps and all(i % per_step == 0 for i in slow)  # the first call of every step
     cost = sum(durations[i] - mid for i in slow)
     assert fact(report, "fused.anomaly.top.cost") == pytest.approx(cost)
     assert fact(report, "fused.anomaly.top.position") == 1
-    span = [e for e in raw.events("fused") if e.get("cat") == "user_annotation" and e["name"] == "decode"][0]
+    span = [e for e in raw.events("fused", V) if e.get("cat") == "user_annotation" and e["name"] == "decode"][0]
     assert fact(report, "fused.anomaly.top.cost_share") == pytest.approx(cost / int(span["dur"] * 1000))
     assert cost / int(span["dur"] * 1000) > 0.5
 
@@ -229,16 +232,16 @@ def test_the_first_attention_call_of_each_step_is_the_anomaly_and_its_cost(repor
 @pytest.mark.parametrize("variant", ["fused", "written"])
 def test_operator_time_per_step(report, variant):
     total = sum(e["dur"] for e in top_level_ops(variant)) * 1000
-    steps = raw.meta()["workload"]["traced_decode_steps"]
+    steps = raw.meta(V)["workload"]["traced_decode_steps"]
     assert fact(report, f"{variant}.host.op_time_per_step") == pytest.approx(float(total) / steps)
 
 
 def test_weight_bytes_floor_and_hardware_design(report):
     """Weights per step from the mm operands' shapes and types (bf16: 2 bytes), over the measured
     copy bandwidth: about 0.63 ms, against the kernel and wall time per step."""
-    calls = raw.op_calls("fused")
+    calls = raw.op_calls("fused", V)
     seen, weight_bytes, kv_per_position = set(), 0, 0.0
-    for e in raw.decode_kernel_events("fused"):
+    for e in raw.decode_kernel_events("fused", V):
         x = e["args"].get("External id")
         op = calls.get(x)
         if op is None or x in seen:
@@ -250,19 +253,19 @@ def test_weight_bytes_floor_and_hardware_design(report):
             weight_bytes += math.prod(dims[1]) * 2
         if op["name"] == "aten::_cudnn_attention_forward":
             kv_per_position += (math.prod(dims[1]) + math.prod(dims[2])) * 2 / dims[1][2]
-    steps = raw.meta()["workload"]["traced_decode_steps"]
+    steps = raw.meta(V)["workload"]["traced_decode_steps"]
     copy = max(m["bytes_per_s"] for m in raw.peaks()["memory"])
     assert fact(report, "fused.weights.bytes_per_step") == weight_bytes / steps
     floor_ns = weight_bytes / steps / copy * 1e9
     assert fact(report, "fused.floor.weights_time") == pytest.approx(floor_ns)
     assert 0.6e6 < floor_ns < 0.66e6
-    l2 = raw.meta()["gpu"]["l2_bytes"]
+    l2 = raw.meta(V)["gpu"]["l2_bytes"]
     assert fact(report, "hw.weights_over_l2") == pytest.approx(weight_bytes / steps / l2)
     assert fact(report, "hw.kv_positions_in_l2") == pytest.approx(l2 / (kv_per_position / steps))
-    kernel_ns = sum(d for _, d, _ in raw.decode_kernels("fused")) / steps
-    wall_ns = raw.timing()["fused"]["median_ms"] * 1e6 / raw.meta()["workload"]["new_tokens"]
+    kernel_ns = sum(d for _, d, _ in raw.decode_kernels("fused", V)) / steps
+    wall_ns = raw.timing(V)["fused"]["median_ms"] * 1e6 / raw.meta(V)["workload"]["new_tokens"]
     assert fact(report, "fused.headroom.host") == pytest.approx(wall_ns - kernel_ns)
-    launches = len(raw.decode_kernels("fused")) / steps
+    launches = len(raw.decode_kernels("fused", V)) / steps
     assert fact(report, "hw.launch_budget") == pytest.approx(kernel_ns / launches)
     assert floor_ns < kernel_ns < wall_ns
 

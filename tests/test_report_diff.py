@@ -2,8 +2,9 @@
 changes model): the noise rule, renames, setup differences.
 
 The noise rule is a rule on numbers (the thresholds of report.yml), tested on numbers. Joins
-and renames run on the real results of v1 and of the derived v2 (``tests/derived_version.py``)
-from the two-version site's cache, with ``renames`` set here.
+and renames run on the results of the real v2 and of the derived v3 (``tests/derived_version.py``:
+a kernel renamed, one removed, one twice as fast) from the three-version site's cache, with
+``renames`` set here.
 """
 
 from __future__ import annotations
@@ -71,7 +72,7 @@ def test_setup_fields_and_differences_from_a_real_meta_json(repo_root):
 
 @pytest.fixture(scope="module")
 def results(versions_site, repo_root) -> dict:
-    """The kernel_profile results of v1 and the derived v2, from the two-version site's cache."""
+    """The kernel_profile results of the real v2 and the derived v3, from the three-version site's cache."""
     from generators.kinds import kernel_profile
     from generators.sections.runner import Runner
     from generators.settings import Settings
@@ -85,8 +86,8 @@ def results(versions_site, repo_root) -> dict:
     return out
 
 
-VERSIONS = {"before": "v1", "after": "v2"}
-OPTIONS = {"report": REPORT, "version": "v2", "base": "v1"}
+VERSIONS = {"before": "v2", "after": "v3"}
+OPTIONS = {"report": REPORT, "version": "v3", "base": "v2"}
 INDEX_SELECT = "Index select / gather (bf16)"  # the friendly name of indexSelectSmallIndex (rules)
 
 
@@ -106,7 +107,9 @@ def test_without_renames_a_renamed_kernel_is_removed_and_added(results):
     kernels = _kernels(c)
     gather = next(n for n in kernels if "indexSelectSmallIndex" in n)
     assert kernels[gather]["status"] == "removed" and kernels[RENAMED]["status"] == "added"
-    assert c.variants["fused"].counts == {"changed": 1, "added": 1, "removed": 2, "unchanged": 13}
+    # 22 kernels by friendly name in v2: the attention kernel changed, the renamed gather added,
+    # the gather and the ArgMax removed, the other 19 unchanged
+    assert c.variants["fused"].counts == {"changed": 1, "added": 1, "removed": 2, "unchanged": 19}
 
 
 @pytest.mark.parametrize("old", [INDEX_SELECT, "indexSelectSmallIndex"])  # a friendly or a function name
@@ -119,9 +122,10 @@ def test_renames_join_a_kernel_with_its_new_name(results, old):
     gather = next(n for n in kernels if "indexSelectSmallIndex" in n)
     assert kernels[gather] is not None and kernels[gather]["key"] == joined["key"]
     assert [r["label"]["en"] for r in joined["renamed_from"]] == [INDEX_SELECT]
-    assert joined["status"] == "changed"  # its class: profiled (memory-bound) in v1 only
-    assert joined["launches_before"] == joined["launches_after"] == 1.0
-    assert c.variants["fused"].counts == {"changed": 2, "added": 0, "removed": 1, "unchanged": 13}
+    assert joined["status"] == "changed"  # its class: profiled in v2 only (ncu knows no renamed kernel)
+    assert (joined["cls_before"], joined["cls_after"]) == ("latency", "unknown")
+    assert joined["launches_before"] == joined["launches_after"] == 73.0  # per step, as in the trace
+    assert c.variants["fused"].counts == {"changed": 2, "added": 0, "removed": 1, "unchanged": 19}
 
 
 def test_the_noise_threshold_comes_from_report_yml(results):
@@ -183,7 +187,8 @@ def test_the_selector_lists_every_version_and_states_each_setup(three_versions, 
     assert re.findall(r'<a href="([^"]+)" aria-current="page"', v2) == ["v2/"]
     assert 'class="ps-versions__diff"' in v2 and "software.torch" not in v2  # the same setup as v1
     v3 = selector_html(info, "v3", None, _Links(), tr)
-    assert "<code>software.torch</code>" in v3 and "9.9" in v3
+    assert 'data-field="software.torch">PyTorch</span>' in v3 and "9.9" in v3  # labelled, both languages
+    assert ("：" if lang == "zh" else ": ") in v3.split('data-field="software.torch"')[1]
     v1 = selector_html(info, "v1", None, _Links(), tr)
     assert 'class="ps-versions__diff"' not in v1  # nothing before it
     changes = selector_html(info, "v3", "v2", _Links(), tr)
