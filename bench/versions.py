@@ -1,8 +1,9 @@
 """Benchmark: build time as a report gains versions (issue 12).
 
 Target: adding a version costs that version's work only. The decode report starts with its
-real v1; four copies of v1 (derived inputs: the same bytes, versions v2..v5) are added one
-at a time with ``python -m generators new-version``, and after each the site is built with
+real v1 alone (the work copy of data/ leaves its later versions out); four copies of v1
+(derived inputs: the same bytes, versions v2..v5) are added one at a time with
+``python -m generators new-version``, and after each the site is built with
 the cache of the build before. Measured per build: wall time, the CPU time of the build
 process (``RUSAGE_CHILDREN``: less sensitive than wall time to other work on the machine)
 and what the build computed instead of reading from the cache (the build log's
@@ -84,6 +85,9 @@ def run() -> dict:
     WORK.mkdir(parents=True)
     data = WORK / "data"
     shutil.copytree(ROOT / "data", data, ignore=shutil.ignore_patterns("traces"))
+    for later in (data / "reports" / REPORT).glob("v*"):  # start with v1 alone: five copies of it
+        if later.name != "v1":
+            shutil.rmtree(later)
     source = WORK / "capture-v1-copy"  # derived: v1's files as a "new" capture
     shutil.copytree(data / "reports" / REPORT / "v1", source)
     env = dict(os.environ, PROFSITE_DATA_DIR=str(data), PROFSITE_CACHE_DIR=str(WORK / "cache"))
