@@ -9,6 +9,12 @@ report page's key; the version is a separate part of a thread's target.
 front matter (``report:``, ``review:``) and the ``unit(...)``, ``claim(...)`` and ``value(...)`` calls,
 found in the Jinja2 syntax tree of the page (the language mkdocs-macros renders), with
 their constant arguments. A call whose arguments are not constants is not seen.
+
+:func:`rendered_claims` gives the claims a page states for one version's facts: a page whose
+prose branches on the version's data (``{% if fact(...) %}``, ``{% if has_fact(...) %}``)
+states only the claims of the branch it takes, so the page source is rendered with jinja2
+(the macros that show something return nothing; ``fact`` and ``has_fact`` answer from the
+facts) and the ``claim`` calls it makes are collected.
 """
 
 from __future__ import annotations
@@ -91,6 +97,39 @@ def scan(settings: Settings) -> dict[str, PageSource]:
         report = str(meta["report"]) if meta.get("report") else None
         out[key] = PageSource(key, path, report, meta, tuple(units), tuple(claims), tuple(values))
     return out
+
+
+def rendered_claims(source: PageSource, facts_for) -> list[Call]:
+    """The ``claim`` calls the page makes when rendered for the facts ``facts_for(model,
+    options) -> {name: value}`` gives (a version's); the statically scanned claims when the
+    page uses a macro or variable this rendering does not provide."""
+    body, _ = get_data(source.path.read_text(encoding="utf-8"))
+    found: list[Call] = []
+
+    def claim(condition, model=None, **options):
+        kw = {**options, **({"model": model} if model is not None else {})}
+        found.append(Call(str(condition), tuple(sorted((k, str(v)) for k, v in kw.items()))))
+        return ""
+
+    def fact(name, model=None, **options):
+        facts = facts_for(model, {k: str(v) for k, v in options.items()})
+        if name not in facts:
+            raise UserError(source.path, f"fact {name!r}: not a fact of this version")
+        return facts[name]
+
+    def has_fact(name, model=None, **options):
+        return name in facts_for(model, {k: str(v) for k, v in options.items()})
+
+    env = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    nothing = lambda *args, **kwargs: ""  # noqa: E731
+    env.globals.update(claim=claim, fact=fact, has_fact=has_fact, value=nothing, unit=nothing, lit=str)
+    try:
+        env.from_string(body).render()
+    except jinja2.UndefinedError:
+        return list(source.claims)
+    except jinja2.TemplateSyntaxError as exc:
+        raise UserError(source.path, f"line {exc.lineno}: {exc.message}") from None
+    return found
 
 
 def report_pages(pages: dict[str, PageSource]) -> dict[str, str]:
