@@ -84,7 +84,7 @@ def run() -> dict:
     shutil.rmtree(WORK, ignore_errors=True)
     WORK.mkdir(parents=True)
     data = WORK / "data"
-    shutil.copytree(ROOT / "data", data, ignore=shutil.ignore_patterns("traces"))
+    shutil.copytree(ROOT / "data", data)  # all of it: the sweep report reads its traces
     for later in (data / "reports" / REPORT).glob("v*"):  # start with v1 alone: five copies of it
         if later.name != "v1":
             shutil.rmtree(later)

@@ -82,6 +82,6 @@ def make_capture(data: Path, dest: Path) -> Path:
 
 
 def copy_data(root: Path, dest: Path) -> Path:
-    """The project's ``data/`` without the sweep traces (no report page reads them)."""
-    shutil.copytree(root / "data", dest, ignore=shutil.ignore_patterns("traces"))
+    """The project's ``data/`` (the sweep report's page reads its traces too)."""
+    shutil.copytree(root / "data", dest)
     return dest

@@ -1,7 +1,8 @@
 """Review threads end to end: the review server in a real browser, then the next build.
 
 A copy of the project is made here, with derived inputs labelled as such: the decode report
-gains a ``v2`` that is a copy of its real ``v1``; the claim "no launch is compute-bound" is
+starts with its real ``v1`` alone and gains its real ``v2`` (the CUDA-graph capture) before the
+next build; the claim "no launch is compute-bound" is
 turned into its opposite on both language pages, with ``review.checks.claims: warn``; the
 hardware page gets a ``review:`` block; and the reviews folder starts with threads written
 on ``v1``: on a table row, on a quote edited after the fact (fuzzy), on a quote no version
@@ -107,6 +108,7 @@ def review_project(built_site, tmp_path_factory):
         hardware.write_text(front + hardware.read_text(encoding="utf-8"), encoding="utf-8")
     data = project / "data"
     shutil.copytree(ROOT / "data", data)
+    shutil.rmtree(data / "reports" / REPORT / "v2")  # the report before its second capture: v1 alone
     row = re.search(r'<tr id="[^"]+" data-anchor="(kernel_profile\.top/top/[^"]+)"', built_site.html(f"{PAGE}/"))
     seeded = _seed(project / "reviews", row.group(1))
     cache = tmp / "cache"
@@ -298,10 +300,10 @@ def test_a_reviewer_comments_replies_and_resolves_in_both_languages(browser_flow
 @pytest.fixture(scope="module")
 def next_build(browser_flow, review_project):
     """The next build of the project, with every thread the reviewer wrote - after the report
-    gained a version: v2, a copy of v1 (derived input)."""
+    gained a version: its real v2."""
     p = review_project
     versions = p["dir"] / "data" / "reports" / REPORT
-    shutil.copytree(versions / "v1", versions / "v2")
+    shutil.copytree(ROOT / "data" / "reports" / REPORT / "v2", versions / "v2")
     build = build_site(p["dir"].parent, cache=p["cache"], config=p["dir"] / "mkdocs.yml", reviews=p["reviews"])
     assert build.returncode == 0, build.stdout + build.stderr
     return build

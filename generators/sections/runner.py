@@ -116,6 +116,7 @@ class Runner:
             slot = slot_name(f"{model.name}.file", {"file": rel})
             out[path] = self.cache.get_or_compute("partials", slot, key, lambda p=path: function(p))
         return out
+
     def _derived(self, model: Model, options: dict[str, str]) -> tuple[str, Any]:
         """A derived model's (key, result): computed from the results it uses, keyed by theirs."""
         used = {name: self.result(m, o) for name, (m, o) in model.uses(self.catalog, options).items()}
@@ -125,7 +126,7 @@ class Runner:
             version=model.version,
             options=options,
             used={name: k for name, (k, _) in sorted(used.items())},
-            code=code_digest({model.compute.__module__, model.uses.__module__}, self.cache.index),
+            code=self._code({model.compute.__module__, model.uses.__module__}),
             toolchain=toolchain(),
         )
         results = {name: value for name, (_, value) in used.items()}
