@@ -38,7 +38,7 @@ from generators.messages import N_
 from generators.pieces import Figure, Fragment, Table
 from generators.render.units import UNITS
 from generators.review.findings import Code, Finding, Label, Num, Shown, text
-from generators.review.pages import PageSource, rendered_claims
+from generators.review.pages import PageSource, unrendered_claims
 
 PERCENT_DIMS = {"fraction": 0.01, "pct": 1.0}  # dimension -> its value at 1 %
 
@@ -262,7 +262,10 @@ def _caption_finding(page: PageData, unit: str, figure: Figure, odd: list[str]) 
 def false_claims(page: PageData, facts_for) -> list[Finding]:
     """``facts_for(model, options) -> {name: value}``: the facts a claim is checked against."""
     out = []
-    for call in rendered_claims(page.source, facts_for):  # the branch the version's facts take
+    skipped = unrendered_claims(page.source, facts_for)  # in a branch the version's facts do not take
+    for call in page.source.claims:
+        if call.name in skipped:
+            continue
         options = dict(call.options)
         model = options.pop("model", None)
         facts = facts_for(model, options)

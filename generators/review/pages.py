@@ -10,11 +10,11 @@ front matter (``report:``, ``review:``) and the ``unit(...)``, ``claim(...)`` an
 found in the Jinja2 syntax tree of the page (the language mkdocs-macros renders), with
 their constant arguments. A call whose arguments are not constants is not seen.
 
-:func:`rendered_claims` gives the claims a page states for one version's facts: a page whose
-prose branches on the version's data (``{% if fact(...) %}``, ``{% if has_fact(...) %}``)
-states only the claims of the branch it takes, so the page source is rendered with jinja2
-(the macros that show something return nothing; ``fact`` and ``has_fact`` answer from the
-facts) and the ``claim`` calls it makes are collected.
+:func:`unrendered_claims` gives the claims of a page's source that it does not state for one
+version's facts: a page whose prose branches on the version's data (``{% if fact(...) %}``,
+``{% if has_fact(...) %}``) states only the claims of the branch it takes, so the source is
+rendered with jinja2 (the macros that show something return nothing; ``fact`` and
+``has_fact`` answer from the facts) and the ``claim`` calls it makes are collected.
 """
 
 from __future__ import annotations
@@ -99,16 +99,16 @@ def scan(settings: Settings) -> dict[str, PageSource]:
     return out
 
 
-def rendered_claims(source: PageSource, facts_for) -> list[Call]:
-    """The ``claim`` calls the page makes when rendered for the facts ``facts_for(model,
-    options) -> {name: value}`` gives (a version's); the statically scanned claims when the
-    page uses a macro or variable this rendering does not provide."""
-    body, _ = get_data(source.path.read_text(encoding="utf-8"))
-    found: list[Call] = []
+def unrendered_claims(source: PageSource, facts_for) -> set[str]:
+    """The conditions of the ``claim`` calls in ``source``'s file that the page does not make
+    when rendered for the facts ``facts_for(model, options) -> {name: value}`` gives (a
+    version's); none when the page uses a macro or variable this rendering does not provide."""
+    text = source.path.read_text(encoding="utf-8")
+    body, _ = get_data(text)
+    made: set[str] = set()
 
     def claim(condition, model=None, **options):
-        kw = {**options, **({"model": model} if model is not None else {})}
-        found.append(Call(str(condition), tuple(sorted((k, str(v)) for k, v in kw.items()))))
+        made.add(str(condition))
         return ""
 
     def fact(name, model=None, **options):
@@ -126,10 +126,11 @@ def rendered_claims(source: PageSource, facts_for) -> list[Call]:
     try:
         env.from_string(body).render()
     except jinja2.UndefinedError:
-        return list(source.claims)
+        return set()
     except jinja2.TemplateSyntaxError as exc:
         raise UserError(source.path, f"line {exc.lineno}: {exc.message}") from None
-    return found
+    _, claims, _ = _calls(text, source.path)
+    return {c.name for c in claims} - made
 
 
 def report_pages(pages: dict[str, PageSource]) -> dict[str, str]:
