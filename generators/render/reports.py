@@ -39,7 +39,7 @@ def _changes(r, tr: Translator) -> str:
     for older, newer in r.changes:
         text = tr.gettext(N_("{older} → {newer}"), older=older, newer=newer)
         links.append(f"[{tables.text(text)}]({changes_page(r.report, older, newer)})")
-    return ", ".join(links)
+    return tr.list(links)
 
 
 def report_list(reports, tr: Translator, options: dict) -> object:
@@ -51,10 +51,11 @@ def report_list(reports, tr: Translator, options: dict) -> object:
         head = f"[{tables.text(tr.pick(r.title))}]({page(r.report)})"
         if gpu:
             head += " · " + tables.text(gpu)
-        versions = ", ".join(_version_link(r, v, tr) for v in r.versions)
-        line = f"- {head}  \n  " + tr.gettext(N_("Versions: {versions}."), versions=versions)
+        versions = tr.list(_version_link(r, v, tr) for v in r.versions)
+        text = tr.gettext(N_("Versions: {versions}."), versions=versions)
         if r.changes:
-            line += " " + tr.gettext(N_("What changed: {pairs}."), pairs=_changes(r, tr))
+            text = tr.spaced(text, tr.gettext(N_("What changed: {pairs}."), pairs=_changes(r, tr)))
+        line = f"- {head}  \n  " + text
         items.append(line)
     return fragment("\n".join(items) + "\n")
 
@@ -70,7 +71,7 @@ def by_gpu(reports, tr: Translator, options: dict) -> object:
     for hardware in sorted(entries):
         for r in entries[hardware]:
             gpus = sorted({v.setup[GPU_FIELD] for v in r.versions if GPU_FIELD in v.setup})
-            versions = ", ".join(_version_link(r, v, tr) for v in r.versions)
+            versions = tr.list(_version_link(r, v, tr) for v in r.versions)
             items.append(
                 "- "
                 + tr.gettext(

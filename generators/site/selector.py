@@ -22,7 +22,7 @@ from generators.render.i18n import N_, Translator
 SETUP = (  # (field of the flattened meta.json, how the version line names it)
     ("gpu.name", None),  # the GPU's name as CUDA reports it
     ("gpu.nvidia_smi.driver_version", N_("driver {value}")),
-    ("software.torch", N_("torch {value}")),
+    ("software.torch", N_("PyTorch {value}")),
     ("software.cuda", N_("CUDA {value}")),
 )
 H1 = re.compile(r"^# .*$", re.M)
@@ -97,11 +97,15 @@ def selector_html(info, version: str, base: str | None, links: Links, tr: Transl
 def _about(info, version: str, tr: Translator) -> str:
     """The version's capture date, setup and setup differences from the version before."""
     v = info.version(version)
-    setup = "; ".join(tr.gettext(label, value=v.setup[f]) if label else v.setup[f] for f, label in SETUP if f in v.setup)
-    line = tr.gettext(N_("Captured {date}"), date=_date(v.date, tr)) + (f": {setup}." if setup else ".")
-    parts = [f'<p class="ps-versions__about">{_e(line)}']
+    items = [tr.gettext(label, value=v.setup[f]) if label else v.setup[f] for f, label in SETUP if f in v.setup]
+    date = _date(v.date, tr)
+    if items:
+        line = tr.gettext(N_("Captured {date}: {setup}."), date=date, setup=tr.list(items))
+    else:
+        line = tr.gettext(N_("Captured {date}."), date=date)
     if version != info.latest:
-        parts.append(" " + _e(tr.gettext(N_("This is an older version; the latest is {latest}."), latest=info.latest)))
+        line = tr.spaced(line, tr.gettext(N_("This is an older version; the latest is {latest}."), latest=info.latest))
+    parts = [f'<p class="ps-versions__about">{_e(line)}']
     parts.append("</p>")
     names = [o.version for o in info.versions]  # latest first: the version before is the next one
     position = names.index(version)
@@ -116,8 +120,8 @@ def _about(info, version: str, tr: Translator) -> str:
                 + tr.gettext(
                     N_("{field}: {before} → {after}"),
                     field=_field(r.field, tr),
-                    before=_e(r.before or "—"),
-                    after=_e(r.after or "—"),
+                    before=_value(r.before),
+                    after=_value(r.after),
                 )
                 + "</li>"
                 for r in v.differences.itertuples()
@@ -125,6 +129,11 @@ def _about(info, version: str, tr: Translator) -> str:
             head = tr.gettext(N_("Setup differences from {version}:"), version=previous)
             parts.append(f'<div class="ps-versions__diff"><p>{_e(head)}</p><ul>{rows}</ul></div>')
     return "".join(parts) + "\n"
+
+
+def _value(text: str | None) -> str:
+    """A setup value as the capture recorded it (a version, ``CUDA graph replay``): data, in code."""
+    return "—" if text is None else f"<code>{_e(text)}</code>"
 
 
 def _field(field: str, tr: Translator) -> str:

@@ -74,10 +74,13 @@ def headroom(result, tr: Translator, options: dict) -> object:
         ),
     )
     if f"{p}.floor.weights_time" in result.facts:
-        note += " " + tr.gettext(
-            N_("All weights of one step, from the operator shapes, at the copy bandwidth take {floor} ({rate})."),
-            floor=fact(result, f"{p}.floor.weights_time", tr, "ms"),
-            rate=fact(result, f"{p}.floor.tokens_per_s", tr),
+        note = tr.spaced(
+            note,
+            tr.gettext(
+                N_("All weights of one step, from the operator shapes, at the copy bandwidth take {floor} ({rate})."),
+                floor=fact(result, f"{p}.floor.weights_time", tr, "ms"),
+                rate=fact(result, f"{p}.floor.tokens_per_s", tr),
+            ),
         )
     return fragment(t.build(), note + "\n")
 

@@ -79,6 +79,12 @@ def _colour(row) -> str:
     return {"better": "ps-better", "worse": "ps-worse", "same": "ps-same"}.get(row["verdict"], "ps-neutral")
 
 
+def _recorded(text: str | None) -> Cell:
+    """A setup value as the capture recorded it (``large``, ``CUDA graph replay``): data, shown
+    in code type and kept as it is in the CSV."""
+    return Cell(None) if text is None else L.code_cell(text)
+
+
 def _field(field: str, tr: Translator) -> tuple[str, Cell]:
     """(section label, field cell) of a flattened meta.json field: its translated label where
     one exists, else its key as code."""
@@ -100,7 +106,7 @@ def setup(c, tr: Translator, options: dict) -> object:
     for r in c.key_setup.to_dict("records"):
         section, field = _field(r["field"], tr)
         same = tr.gettext(N_("yes") if r["same"] else N_("no"))
-        k.row(key_of(r["field"]), section, field, r["before"], r["after"], same)
+        k.row(key_of(r["field"]), section, field, _recorded(r["before"]), _recorded(r["after"]), same)
     if c.setup.empty:
         text = tr.gettext(
             N_(
@@ -124,7 +130,7 @@ def setup(c, tr: Translator, options: dict) -> object:
     t.col("before", N_("Before")).col("after", N_("After"))
     for r in c.setup.itertuples():
         section, field = _field(r.field, tr)
-        t.row(key_of(r.field), section, field, r.before, r.after)
+        t.row(key_of(r.field), section, field, _recorded(r.before), _recorded(r.after))
     return fragment(f"{dates}\n\n{main}\n", k.build(), f"{intro}\n", t.build())
 
 
@@ -278,7 +284,7 @@ def kernels(c, tr: Translator, options: dict) -> object:
             row["share_after"],
             cls,
         )
-    return fragment(f"{counts} {basis}\n", t.build())
+    return fragment(f"{tr.spaced(counts, basis)}\n", t.build())
 
 
 def categories(c, tr: Translator, options: dict) -> object:
@@ -344,11 +350,11 @@ def method(c, tr: Translator, options: dict) -> object:
         tr.gettext(
             N_(
                 "A change counts when it is at least {relative} of the old value and, for a time, at least {absolute}; "
-                "a smaller one is listed as unchanged ({fields} in report.yml). A change of class always counts."
+                "a smaller one is listed as unchanged ({fields} in `report.yml`). A change of class always counts."
             ),  # fmt: skip
             relative=tr.percent(c.noise.relative),
             absolute=show(Quantity(c.noise.absolute_ns, "ns"), tr, "us"),
-            fields=L.code("changes.noise_pct") + ", " + L.code("changes.noise_us"),
+            fields=tr.list([L.code("changes.noise_pct"), L.code("changes.noise_us")]),
         ),
         tr.gettext(
             N_(
@@ -365,11 +371,11 @@ def method(c, tr: Translator, options: dict) -> object:
         ),
         tr.gettext(
             N_(
-                "Wall time per token: the generation without the profiler (timing.json) ÷ its new tokens. Wall time "
+                "Wall time per token: the generation without the profiler (`timing.json`) ÷ its new tokens. Wall time "
                 "per step (profiled): from the start of the traced range to the end of its last kernel, ÷ the traced "
                 "steps (a CUDA-graph replay keeps the GPU busy after the host has left the range). Host launch calls: "
                 "the API calls that launched the range's kernels, each counted once (every kernel of a CUDA-graph "
-                "replay shares its cudaGraphLaunch), by API from the trace's runtime and driver events."
+                "replay shares its `cudaGraphLaunch`), by API from the trace's runtime and driver events."
             )  # fmt: skip
         ),
         tr.gettext(
@@ -383,10 +389,10 @@ def method(c, tr: Translator, options: dict) -> object:
     if c.renames:
         renames = ", ".join(f"{L.code(old)} → {L.code(new)}" for old, new in sorted(c.renames.items()))
         items.append(
-            tr.gettext(N_("Renames ({field} in report.yml): {renames}."), field=L.code("renames"), renames=renames)
+            tr.gettext(N_("Renames ({field} in `report.yml`): {renames}."), field=L.code("renames"), renames=renames)
         )
     else:
-        items.append(tr.gettext(N_("No renames are configured ({field} in report.yml)."), field=L.code("renames")))
+        items.append(tr.gettext(N_("No renames are configured ({field} in `report.yml`)."), field=L.code("renames")))
     for names, message in ((c.only_before, N_("Only in {version}: {variants}.")),
                            (c.only_after, N_("Only in {version}: {variants}."))):  # fmt: skip
         if names:

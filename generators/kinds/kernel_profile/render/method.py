@@ -71,6 +71,8 @@ def _verbatim(value) -> str:
     as it was recorded, in code type: it is data, not a sentence of the page's language."""
     words = value if isinstance(value, list) else [value]
     return "code" if words and all(isinstance(w, str) for w in words) else "plain"
+
+
 def _workload(meta) -> dict:
     """meta.json's workload, with the CUDA-graph method of a capture that used one."""
     graph = {"cuda_graph": meta.cuda_graph.method} if meta.cuda_graph else {}
