@@ -35,6 +35,7 @@ UNITS: dict[str, DisplayUnit] = {
     "count2": DisplayUnit("count", 1, 2, None),
     "percent": DisplayUnit("fraction", 100, 1, N_("{value} %"), N_("%")),
     "pct": DisplayUnit("pct", 1, 1, N_("{value} %"), N_("%")),
+    "pct2": DisplayUnit("pct", 1, 2, N_("{value} %"), N_("%")),  # a value beside a threshold it nearly equals
     "ns": DisplayUnit("ns", 1, 0, N_("{value} ns"), N_("ns")),
     "us": DisplayUnit("ns", 1e-3, 1, N_("{value} µs"), N_("µs")),
     "ms": DisplayUnit("ns", 1e-6, 2, N_("{value} ms"), N_("ms")),
@@ -107,7 +108,7 @@ def number(value: float | None, unit: str, tr: Translator) -> str | None:
     u = _unit(unit)
     if unit == "percent":
         return tr.percent(value, u.digits)
-    if unit == "pct":
+    if unit in ("pct", "pct2"):
         return tr.percent(value / 100.0, u.digits)
     return tr.fixed(value * u.scale, u.digits)
 
@@ -125,7 +126,7 @@ def show(q: Quantity, tr: Translator, unit: str | None = None) -> str:
     name = unit or auto(q)
     u = _unit(name, q.dim)
     text = number(q.value, name, tr)
-    return tr.gettext(u.label, value=text) if u.label and name not in ("percent", "pct") else text
+    return tr.gettext(u.label, value=text) if u.label and name not in ("percent", "pct", "pct2") else text
 
 
 def header(label: str, unit: str | None, tr: Translator, *, percent: bool = False, translated: bool = False) -> str:

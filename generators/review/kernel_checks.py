@@ -81,7 +81,7 @@ def _class(page: PageData, config, variant: str, row, m, anchor: str | None, whe
     low, long_ns = config.classification.busy_pct, checks.long_duration_us * 1e3
     long = row.avg_ns >= long_ns
     cls = Label(CLASSES[row.cls])
-    common = dict(cls=cls, limit=Num(low, "pct"), duration=Num(row.avg_ns, "us"), **where)
+    common = dict(cls=cls, limit=Num(low, "pct2"), duration=Num(row.avg_ns, "us"), **where)
     key = f"{variant}/{row.name}"
     out = []
     if row.cls == "memory" and m.memory_pct < low and long:
@@ -95,7 +95,7 @@ def _class(page: PageData, config, variant: str, row, m, anchor: str | None, whe
                     "{variant}: {kernel} is {cls}, yet its memory throughput averages {memory}, below {limit}, "
                     "over launches of {duration} on average: memory bandwidth is not what bounds it."
                 ),
-                memory=Num(m.memory_pct, "pct"),
+                memory=Num(m.memory_pct, "pct2"),
                 **common,
             )
         )
