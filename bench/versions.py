@@ -6,8 +6,8 @@ real v1 alone (the work copy of data/ leaves its later versions out); four copie
 ``python -m generators new-version``, and after each the site is built with
 the cache of the build before. Measured per build: wall time, the CPU time of the build
 process (``RUSAGE_CHILDREN``: less sensitive than wall time to other work on the machine)
-and what the build computed instead of reading from the cache (the build log's
-``profsite cache:`` line, ``generators.site.macros``). A warm rebuild (nothing changed)
+and what the build computed instead of reading from the cache (the results and fragments
+it added to the cache). A warm rebuild (nothing changed)
 with one version and with five is measured three times each; the median and the spread
 are printed.
 
@@ -20,7 +20,6 @@ checkout's data is not touched.
 
 from __future__ import annotations
 
-import re
 import resource
 import shutil
 import statistics
@@ -53,13 +52,21 @@ def _run(args: list[str], env: dict) -> tuple[float, float, subprocess.Completed
     return wall, used, proc
 
 
+def _cached() -> set[str]:
+    """The results and fragments in the cache, as ``<namespace>/<slot>/<key>``."""
+    root = WORK / "cache"
+    return {p.relative_to(root).as_posix() for ns in ("results", "fragments") for p in (root / ns).glob("*/*")}
+
+
 def _build(env: dict) -> dict:
+    """One build; ``computed``: what it added to the cache (``results/<model>-<options>/<key>``,
+    ``fragments/...``). Read from the cache rather than from the build log's ``profsite cache:``
+    line, which counts the pages' computations only: the automated reviewer that runs first in
+    every build computes the report results the pages then read from the cache."""
     log = WORK / "build.log"
+    before = _cached()
     wall, cpu, _ = _run(["build-site", "--site-dir", str(WORK / "site"), "--log-file", str(log)], env)
-    computed = []
-    for m in re.finditer(r"profsite cache: \d+ computed, \d+ from the cache; computed: (.*)", log.read_text()):
-        computed += [] if m.group(1) == "-" else m.group(1).split()
-    return {"wall": wall, "cpu": cpu, "computed": computed}
+    return {"wall": wall, "cpu": cpu, "computed": sorted(_cached() - before)}
 
 
 def _results(build: dict, model: str) -> list[str]:
@@ -91,6 +98,8 @@ def run() -> dict:
     source = WORK / "capture-v1-copy"  # derived: v1's files as a "new" capture
     shutil.copytree(data / "reports" / REPORT / "v1", source)
     env = dict(os.environ, PROFSITE_DATA_DIR=str(data), PROFSITE_CACHE_DIR=str(WORK / "cache"))
+    shutil.copytree(ROOT / "reviews", WORK / "reviews")  # the in-build reviewer writes threads: a copy
+    env["PROFSITE_REVIEWS_DIR"] = str(WORK / "reviews")
     env["PYTHONDONTWRITEBYTECODE"] = "1"
 
     cold = _build(env)
