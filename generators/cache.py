@@ -34,6 +34,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import TypeVar
 
+from generators import filestamp
+
 #: Bump when the key recipe or the stored layout changes.
 SCHEMA_VERSION = 1
 
@@ -79,34 +81,40 @@ def _imported_names(path: Path, module: str) -> set[str]:
     return names
 
 
-def module_closure(modules: Iterable[str], index: StatIndex | None = None) -> list[Path]:
+def module_closure(modules: Iterable[str], index: StatIndex | None = None, memo: dict | None = None) -> list[Path]:
     """Source files of ``modules`` and of every ``generators.*`` module they import, sorted.
 
     Written by hand because ``modulefinder`` follows every standard-library and
     third-party import too (slow, and those are covered by the toolchain versions);
     only edges inside this package matter here. Parent package ``__init__`` files are
-    included since importing a module runs them.
+    included since importing a module runs them. ``memo``: module -> (file, imports), kept by
+    a caller that asks for many closures while the sources do not change (one site build).
     """
     seen: dict[str, Path] = {}
     todo = list(modules)
+    memo = {} if memo is None else memo
     while todo:
         name = todo.pop()
         if name in seen:
             continue
-        path = _module_file(name)
+        if name not in memo:
+            path = _module_file(name)
+            imports = None if path is None else index.imports(path, name) if index else _imported_names(path, name)
+            memo[name] = (path, imports)
+        path, imports = memo[name]
         if path is None:
             continue
         seen[name] = path
-        todo.extend(index.imports(path, name) if index else _imported_names(path, name))
+        todo.extend(imports)
         parent = name.rpartition(".")[0]
         if parent:
             todo.append(parent)
     return sorted(set(seen.values()))
 
 
-def code_digest(modules: Iterable[str], index: StatIndex | None = None) -> str:
+def code_digest(modules: Iterable[str], index: StatIndex | None = None, memo: dict | None = None) -> str:
     h = hashlib.sha256()
-    for path in module_closure(modules, index):
+    for path in module_closure(modules, index, memo):
         h.update(path.relative_to(PACKAGE_DIR).as_posix().encode() + b"\0")
         h.update(bytes.fromhex(index.digest(path)) if index else hashlib.sha256(path.read_bytes()).digest())
     return h.hexdigest()
@@ -150,10 +158,10 @@ class StatIndex:
     def _entry(self, path: Path) -> list:
         key = str(path.resolve())
         st = os.stat(key)
-        stamp = (st.st_size, st.st_mtime_ns)
         entry = self._entries.get(key)
-        if entry is None or entry[0] != stamp:
-            entry = [stamp, hashlib.sha256(Path(key).read_bytes()).hexdigest(), {}]
+        if entry is None or entry[0] is None or entry[0] != (st.st_size, st.st_mtime_ns):
+            # a file written just now gets no stamp: hashed again next time (generators.filestamp)
+            entry = [filestamp.stamp(st), hashlib.sha256(Path(key).read_bytes()).hexdigest(), {}]
             self._entries[key] = entry
             self._dirty = True
         return entry
@@ -256,3 +264,74 @@ def slot_name(unit: str, options: dict[str, object]) -> str:
         return unit
     digest = hashlib.sha256(json.dumps(options, sort_keys=True).encode()).hexdigest()[:12]
     return f"{unit}-{digest}"
+
+
+class Memo:
+    """Small derived values kept between builds in one pickle under the cache folder, each
+    under a key that names what it was derived from (a digest of a page's HTML, say).
+
+    For work that is cheap to key but not to redo, where a result cache slot per item would
+    be too many files: the numbers a built page shows, the text of a rendered page. ``code``
+    is a digest of the code that derives the values; when it changes, the memo starts empty.
+    Saving drops the entries this run did not use once they outnumber the used ones, so the
+    file follows the site instead of growing with every edit. ``path=None``: in memory only.
+    """
+
+    def __init__(self, path: Path | None, code: str):
+        self.path, self.code = path, code
+        self._entries: dict[str, object] = {}
+        self._used: set[str] = set()
+        self._dirty = False
+        if path is not None:
+            try:
+                with path.open("rb") as fh:
+                    loaded = pickle.load(fh)
+                if isinstance(loaded, dict) and loaded.get("schema") == SCHEMA_VERSION and loaded.get("code") == code:
+                    self._entries = loaded["entries"]
+            except (OSError, pickle.UnpicklingError, EOFError, KeyError, AttributeError, ImportError, TypeError):
+                self._entries = {}
+
+    def get(self, key: str, compute: Callable[[], T]) -> T:
+        self._used.add(key)
+        if key not in self._entries:
+            self._entries[key] = compute()
+            self._dirty = True
+        return self._entries[key]  # type: ignore[return-value]
+
+    def peek(self, key: str) -> object | None:
+        """The entry under ``key`` (None if there is none), to be validated by the caller."""
+        return self._entries.get(key)
+
+    def put(self, key: str, value: object) -> None:
+        self._used.add(key)
+        self._entries[key] = value
+        self._dirty = True
+
+    def keep(self, key: str) -> None:
+        self._used.add(key)
+
+    def save(self) -> None:
+        unused = [k for k in self._entries if k not in self._used]
+        if len(unused) > len(self._used):
+            for k in unused:
+                del self._entries[k]
+            self._dirty = True
+        if self.path is None or not self._dirty:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tmp-", suffix=".pickle")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                data = {"schema": SCHEMA_VERSION, "code": self.code, "entries": self._entries}
+                pickle.dump(data, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, self.path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        self._dirty = False
+
+
+def memo_for(root: Path | None, name: str, modules: Iterable[str], index: StatIndex | None = None) -> Memo:
+    """The :class:`Memo` ``name`` under the cache folder ``root`` (None: in memory), for the
+    values the code of ``modules`` (and what they import) derives."""
+    return Memo(None if root is None else root / "memo" / f"{name}.pickle", code_digest(modules, index))

@@ -136,6 +136,9 @@ def test_the_stat_index_rehashes_only_what_changed_on_disk(tmp_path, monkeypatch
     a, b = tmp_path / "a.txt", tmp_path / "b.txt"
     a.write_text("alpha")
     b.write_text("beta")
+    for path in (a, b):  # written a minute ago: stamps are trusted (see the racy test below)
+        past = path.stat().st_mtime_ns - 60 * 10**9
+        os.utime(path, ns=(past, past))
     index = StatIndex(tmp_path / "index.pickle")
     first = index.digest(a), index.digest(b)
     index.save()
@@ -149,3 +152,66 @@ def test_the_stat_index_rehashes_only_what_changed_on_disk(tmp_path, monkeypatch
     import hashlib
 
     assert again.digest(a) == hashlib.sha256(b"gamma").hexdigest()
+
+
+def test_a_file_written_just_now_is_hashed_again_even_with_the_same_size_and_mtime(tmp_path):
+    """The file system's clock is coarse: two writes of the same size within one tick leave the
+    same (size, mtime). A stamp taken right after a write is not trusted (generators.filestamp)."""
+    import hashlib
+
+    from generators.cache import StatIndex
+
+    a = tmp_path / "a.txt"
+    a.write_text("alpha")
+    index = StatIndex(tmp_path / "index.pickle")
+    assert index.digest(a) == hashlib.sha256(b"alpha").hexdigest()
+    mtime = a.stat().st_mtime_ns
+    a.write_text("gamma")
+    os.utime(a, ns=(mtime, mtime))  # the second write in the same clock tick
+    assert index.digest(a) == hashlib.sha256(b"gamma").hexdigest()
+
+
+def _facts(result: str) -> dict:
+    from generators.quantity import Quantity
+
+    CALLS.append("facts")
+    return {"length": Quantity(float(len(result)), "count")}
+
+
+FACT_MODEL = Model(name="test-facts", inputs=_inputs, compute=_compute, facts=_facts)
+FACT_UNIT = Unit("test.upper-facts", FACT_MODEL, f"{__name__}:render_upper")
+
+
+def test_a_warm_build_loads_fragments_and_facts_but_not_the_result(data, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    cold = runner(data, cache)
+    assert cold.fragment(FACT_UNIT, {}, "en").pieces[0].text == "ALPHA"
+    assert cold.facts(FACT_MODEL, {})["length"].value == 5
+    loaded: list[str] = []
+    original = ResultCache.get_or_compute
+    monkeypatch.setattr(ResultCache, "get_or_compute", lambda self, ns, *a: loaded.append(ns) or original(self, ns, *a))
+    warm = runner(data, cache)
+    assert warm.fragment(FACT_UNIT, {}, "en").pieces[0].text == "ALPHA"
+    assert warm.facts(FACT_MODEL, {})["length"].value == 5
+    assert loaded == ["fragments", "facts"], "the result is not loaded when its pieces are cached"
+    assert CALLS == ["compute", "render-en", "facts"]
+
+
+def test_tracked_dependencies_say_when_what_a_page_asked_for_changed(data, tmp_path):
+    cache = tmp_path / "cache"
+    first = runner(data, cache)
+    with first.track() as deps:
+        first.fragment(FACT_UNIT, {}, "zh")
+        first.facts(FACT_MODEL, {})
+    keys = first.dep_keys(deps)
+    assert {d.kind for d in deps} == {"fragment", "facts"} and None not in keys
+
+    def later():  # the next build: a new runner, which knows the test's model by name
+        return runner(data, cache).know(FACT_MODEL, FACT_UNIT)
+
+    assert later().dep_keys(deps) == keys, "nothing changed"
+    (data / "other.txt").write_text("not an input either")
+    assert later().dep_keys(deps) == keys
+    (data / "in" / "a.txt").write_text("beta")
+    assert all(a != b for a, b in zip(later().dep_keys(deps), keys)), "an input changed: both keys move"
+    assert runner(data, cache).dep_keys(deps) == (None, None), "names it does not know: unknown, not unchanged"

@@ -32,6 +32,7 @@ from typing import Any
 
 import msgspec
 
+from generators import filestamp
 from generators.errors import UserError
 from generators.readers import typed_file
 from generators.settings import Localized
@@ -59,11 +60,28 @@ class ReportBase(msgspec.Struct, tag_field="kind", forbid_unknown_fields=True, f
     changes: Changes = Changes()
 
 
+#: (path, size, mtime, type, languages) -> the decoded config: a build asks for a report's
+#: configuration for every unit, fact and claim of its pages (hundreds of YAML decodes and
+#: Localized walks per build); the structs are frozen, so one decoded copy is shared.
+_READ: dict[tuple, ReportBase] = {}
+
+
 def read(path: str | os.PathLike[str], union: Any, languages: tuple[str, ...] = ()) -> ReportBase:
     """``path`` decoded into ``union``: the Union of the registered kinds' config structs
     (``generators.kinds.CONFIG_UNION``), or one kind's struct when only that kind will do."""
     path = Path(path)
+    try:
+        st = path.stat()
+        memo = (str(path.resolve()), filestamp.stamp(st), union, tuple(languages))
+    except OSError:
+        memo = None  # typed_file says what is wrong
+    if memo is not None and memo[1] is None:
+        memo = None  # written just now (generators.filestamp)
+    if memo is not None and memo in _READ:
+        return _READ[memo]
     doc = typed_file.decode(path, union, yaml=True, languages=languages)
     if doc.schema != SCHEMA:
         raise UserError(path, f"schema is {doc.schema!r}, expected {SCHEMA!r}")
+    if memo is not None:
+        _READ[memo] = doc
     return doc

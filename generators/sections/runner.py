@@ -2,7 +2,10 @@
 
 Two cache levels: a model's *result* (language-neutral, keyed by its input files, its code
 and its options) and a unit's *fragment* (keyed by the result's key, the unit's render code,
-the page language and that language's catalog). Changing a ``.po`` file re-renders
+the page language and that language's catalog); a model's *facts* are cached beside its
+result. Keys are computed without loading anything (input files are hashed through the
+cache's stat index), and a result is loaded only when a fragment or the facts it feeds are
+not in the cache. Changing a ``.po`` file re-renders
 fragments without recomputing results; changing a file under the data folder recomputes
 only the models whose inputs include it. A report model's ``version`` option is filled with
 the report's latest version when the page names none, so the cache key always names one.
@@ -14,7 +17,8 @@ from: adding a report version computes that version and its "what changed" resul
 
 from __future__ import annotations
 
-import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any
@@ -27,6 +31,18 @@ from generators.quantity import Quantity
 from generators.render.i18n import Translator
 from generators.settings import Settings
 from generators.spec import Model, Unit
+
+
+@dataclass(frozen=True, order=True)
+class Dep:
+    """One thing a computation asked the runner for (picklable: names, not objects): a
+    model's ``result`` or ``facts``, a unit's ``fragment`` in a ``language``, or a language's
+    message ``catalog``. Its key now (:meth:`Runner.dep_key`) says whether it changed."""
+
+    kind: str
+    name: str
+    options: tuple[tuple[str, str], ...] = ()
+    language: str = ""
 
 
 def _function(spec: str):
@@ -44,8 +60,15 @@ class Runner:
     catalog: Catalog
     cache: ResultCache
     _translators: dict[str, Translator] = field(default_factory=dict)
-    _results: dict[str, tuple[str, Any]] = field(default_factory=dict)
+    _versions: dict[tuple[str, str | None], str] = field(default_factory=dict)
+    _keys: dict[str, str] = field(default_factory=dict)  # (model, options) -> result key
+    _results: dict[str, Any] = field(default_factory=dict)  # result key -> result
+    _facts: dict[str, dict[str, Quantity]] = field(default_factory=dict)  # result key -> facts
+    _fragments: dict[str, Fragment] = field(default_factory=dict)  # fragment key -> fragment
+    _tracking: list[set[Dep]] = field(default_factory=list)
+    _named: dict[str, Model | Unit] = field(default_factory=dict)  # models and units seen, by name
     _codes: dict[frozenset[str], str] = field(default_factory=dict)
+    _modules: dict[str, tuple] = field(default_factory=dict)  # module -> (file, imports), for _code
 
     @classmethod
     def for_settings(cls, settings: Settings) -> Runner:
@@ -64,18 +87,33 @@ class Runner:
             return options
         if "report" not in options:
             raise UserError(None, f"{model.name}: the option report=<id> is needed (or report: in the front matter)")
-        ref = self.catalog.ref(options["report"], options.get("version"))
-        return {**options, "version": ref.version}
+        return {**options, "version": self.version(options["report"], options.get("version"))}
 
-    def result(self, model: Model, options: dict[str, str]) -> tuple[str, Any]:
-        """(cache key, result) of ``model`` with resolved ``options``; computed once per build at most."""
+    def version(self, report: str, version: str | None = None) -> str:
+        """``version`` of ``report`` checked (default: its latest); the folders are listed once per build."""
+        if (report, version) not in self._versions:
+            self._versions[(report, version)] = self.catalog.ref(report, version).version
+        return self._versions[(report, version)]
+
+    def result_key(self, model: Model, options: dict[str, str]) -> tuple[dict[str, str], str]:
+        """(resolved options, cache key) of ``model``: its inputs hashed (stat-keyed), nothing loaded."""
         options = self.resolve(model, options)
         memo = make_key(model=model.name, options=options)
-        if memo not in self._results and model.uses is not None:
-            self._results[memo] = self._derived(model, options)
-        if memo not in self._results:
+        if memo not in self._keys and model.uses is not None:
+            # a derived model: keyed by the keys of the results it is computed from
+            used = model.uses(self.catalog, options)
+            self._keys[memo] = make_key(
+                kind="derived",
+                model=model.name,
+                version=model.version,
+                options=options,
+                used={name: self.result_key(m, o)[1] for name, (m, o) in sorted(used.items())},
+                code=self._code({model.compute.__module__, model.uses.__module__}),
+                toolchain=toolchain(),
+            )
+        if memo not in self._keys:
             inputs = model.inputs(self.catalog, options)
-            key = make_key(
+            self._keys[memo] = make_key(
                 kind="result",
                 model=model.name,
                 version=model.version,
@@ -85,22 +123,84 @@ class Runner:
                 code=self._code({model.compute.__module__, model.inputs.__module__}),
                 toolchain=toolchain(),
             )
-            value = self.cache.get_or_compute(
+        return options, self._keys[memo]
+
+    # -- what a computation depends on ---------------------------------------------------------
+    @contextmanager
+    def track(self) -> Iterator[set[Dep]]:
+        """Collect every result, facts, fragment and catalog asked for inside the block."""
+        deps: set[Dep] = set()
+        self._tracking.append(deps)
+        try:
+            yield deps
+        finally:
+            self._tracking.remove(deps)
+
+    def _asked(self, kind: str, what: Model | Unit, options: dict[str, str], language: str = "") -> None:
+        self._named[what.name] = what
+        if self._tracking:
+            dep = Dep(kind, what.name, tuple(sorted(options.items())), language)
+            for deps in self._tracking:
+                deps.add(dep)
+
+    def know(self, *things: Model | Unit) -> Runner:
+        """Models and units that :meth:`dep_key` may find by name besides the registered ones."""
+        self._named.update((t.name, t) for t in things)
+        return self
+
+    def catalog_asked(self, language: str) -> None:
+        """A page shows text in ``language`` (numbers formatted, messages translated)."""
+        for deps in self._tracking:
+            deps.add(Dep("catalog", "", (), language))
+
+    def dep_key(self, dep: Dep) -> str | None:
+        """The cache key ``dep`` has now (None: it names nothing known, or asking fails)."""
+        try:
+            options = dict(dep.options)
+            if dep.kind == "catalog":
+                return self._catalog_digest(dep.language)
+            what = self._named.get(dep.name) or _registered(dep.kind, dep.name)
+            if what is None:
+                return None
+            if dep.kind == "result":
+                return self.result_key(what, options)[1]
+            if dep.kind == "facts":
+                return self._facts_key(what, options)[1]
+            if dep.kind == "fragment":
+                return self.fragment_key(what, options, dep.language)[1]
+        except UserError:
+            return None
+        return None
+
+    def dep_keys(self, deps) -> tuple[str | None, ...]:
+        return tuple(self.dep_key(d) for d in sorted(deps))
+
+    def result(self, model: Model, options: dict[str, str]) -> tuple[str, Any]:
+        """(cache key, result) of ``model`` with resolved ``options``; computed once per build at most."""
+        self._asked("result", model, options)
+        return self._result(model, options)
+
+    def _result(self, model: Model, options: dict[str, str]) -> tuple[str, Any]:
+        options, key = self.result_key(model, options)
+        if key not in self._results:
+            self._results[key] = self.cache.get_or_compute(
                 "results", slot_name(model.name, options), key, lambda: self._compute(model, options)
             )
-            self._results[memo] = (key, value)
             self.cache.index.save()
-        return self._results[memo]
+        return key, self._results[key]
 
     def _code(self, modules: set[str]) -> str:
         """The code digest of ``modules``, once per build: a page asks for it for every unit,
         and the sources do not change while one build runs (``mkdocs serve`` makes a new runner)."""
         key = frozenset(modules)
         if key not in self._codes:
-            self._codes[key] = code_digest(key, self.cache.index)
+            self._codes[key] = code_digest(key, self.cache.index, self._modules)
         return self._codes[key]
 
     def _compute(self, model: Model, options: dict[str, str]) -> Any:
+        if model.uses is not None:  # a derived model: from the results it uses
+            used = model.uses(self.catalog, options)
+            return model.compute({name: self._result(m, o)[1] for name, (m, o) in used.items()}, options)
         if model.per_file is None:
             return model.compute(self.catalog, options)
         return model.compute(self.catalog, options, self._partials(model, options))
@@ -117,52 +217,57 @@ class Runner:
             out[path] = self.cache.get_or_compute("partials", slot, key, lambda p=path: function(p))
         return out
 
-    def _derived(self, model: Model, options: dict[str, str]) -> tuple[str, Any]:
-        """A derived model's (key, result): computed from the results it uses, keyed by theirs."""
-        used = {name: self.result(m, o) for name, (m, o) in model.uses(self.catalog, options).items()}
-        key = make_key(
-            kind="derived",
-            model=model.name,
-            version=model.version,
-            options=options,
-            used={name: k for name, (k, _) in sorted(used.items())},
-            code=self._code({model.compute.__module__, model.uses.__module__}),
-            toolchain=toolchain(),
-        )
-        results = {name: value for name, (_, value) in used.items()}
-        value = self.cache.get_or_compute(
-            "results", slot_name(model.name, options), key, lambda: model.compute(results, options)
-        )
-        self.cache.index.save()
-        return key, value
-
-    def fragment(self, unit: Unit, options: dict[str, str], language: str) -> Fragment:
+    def fragment_key(self, unit: Unit, options: dict[str, str], language: str) -> tuple[str, str]:
+        """(cache slot, cache key) of a unit's fragment: nothing is loaded or rendered."""
         model_options = {k: v for k, v in options.items() if k in unit.model.options}
         render_options = {k: v for k, v in options.items() if k not in unit.model.options}
         _check_options(unit.name, render_options, unit.options)
-        result_key, result = self.result(unit.model, model_options)
-        tr = self.translator(language)
-        catalog = hashlib.sha256(tr.catalog_file.read_bytes()).hexdigest() if tr.catalog_file else ""
-        module = unit.render.partition(":")[0]
+        resolved, result_key = self.result_key(unit.model, model_options)
         key = make_key(
             kind="fragment",
             unit=unit.name,
             result=result_key,
             options=render_options,
             language=language,
-            catalog=catalog,
-            code=self._code({module}),
+            catalog=self._catalog_digest(language),
+            code=self._code({unit.render.partition(":")[0]}),
         )
-        self.cache.index.save()
-        slot = slot_name(f"{unit.name}.{language}", self.resolve(unit.model, model_options) | render_options)
-        return self.cache.get_or_compute(
-            "fragments", slot, key, lambda: _render_function(unit)(result, tr, render_options)
-        )
+        return slot_name(f"{unit.name}.{language}", resolved | render_options), key
+
+    def fragment(self, unit: Unit, options: dict[str, str], language: str) -> Fragment:
+        self._asked("fragment", unit, options, language)
+        slot, key = self.fragment_key(unit, options, language)
+        if key not in self._fragments:
+
+            def render() -> Fragment:
+                render_options = {k: v for k, v in options.items() if k not in unit.model.options}
+                result = self._result(unit.model, {k: v for k, v in options.items() if k in unit.model.options})[1]
+                return _render_function(unit)(result, self.translator(language), render_options)
+
+            self._fragments[key] = self.cache.get_or_compute("fragments", slot, key, render)
+            self.cache.index.save()
+        return self._fragments[key]
+
+    def _catalog_digest(self, language: str) -> str:
+        tr = self.translator(language)
+        return self.cache.index.digest(tr.catalog_file) if tr.catalog_file else ""
 
     def facts(self, model: Model, options: dict[str, str]) -> dict[str, Quantity]:
+        """A model's facts, cached on their own beside its result (a page's prose needs only
+        these, not the whole result)."""
         if model.facts is None:
             raise UserError(None, f"model {model.name!r} has no facts")
-        return model.facts(self.result(model, options)[1])
+        self._asked("facts", model, options)
+        resolved, key = self._facts_key(model, options)
+        if key not in self._facts:
+            self._facts[key] = self.cache.get_or_compute(
+                "facts", slot_name(model.name, resolved), key, lambda: model.facts(self._result(model, resolved)[1])
+            )
+        return self._facts[key]
+
+    def _facts_key(self, model: Model, options: dict[str, str]) -> tuple[dict[str, str], str]:
+        resolved, result_key = self.result_key(model, options)
+        return resolved, make_key(kind="facts", result=result_key, code=self._code({model.facts.__module__}))
 
     def fact(self, model: Model, name: str, options: dict[str, str]) -> Quantity:
         facts = self.facts(model, options)
@@ -170,6 +275,12 @@ class Runner:
             known = ", ".join(sorted(facts)[:12])
             raise UserError(None, f"model {model.name!r} has no fact {name!r}; some known: {known}")
         return facts[name]
+
+
+def _registered(kind: str, name: str) -> Model | Unit | None:
+    from generators.sections import MODELS, UNITS
+
+    return (UNITS if kind == "fragment" else MODELS).get(name)
 
 
 def _check_options(owner: str, options: dict[str, str], allowed: tuple[str, ...]) -> None:

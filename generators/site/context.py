@@ -1,7 +1,9 @@
 """The profsite state of one mkdocs build: settings (``generators.settings``) and a runner.
 
-Built once per build in ``define_env`` (mkdocs-macros) from mkdocs' loaded configuration;
-the hooks build their own from the same configuration.
+Built once per build in ``define_env`` (mkdocs-macros) from mkdocs' loaded configuration.
+One runner serves every language of a build (mkdocs-static-i18n runs one mkdocs build per
+language, the others inside the default language's) and the review hooks, so a result,
+its facts or a fragment is loaded once per build, not once per language and user.
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ from dataclasses import dataclass
 from generators.errors import UserError
 from generators.sections.runner import Runner
 from generators.settings import Settings
+
+
+_BUILD_RUNNER: Runner | None = None
 
 
 @dataclass(frozen=True)
@@ -27,6 +32,20 @@ class SiteContext:
 
     def runner(self) -> Runner:
         return Runner.for_settings(self.settings)
+
+    def build_runner(self) -> Runner:
+        """The runner of this site build (see the module doc), made at its first use after
+        :func:`new_build`."""
+        global _BUILD_RUNNER
+        if _BUILD_RUNNER is None or _BUILD_RUNNER.settings != self.settings:
+            _BUILD_RUNNER = self.runner()
+        return _BUILD_RUNNER
+
+
+def new_build() -> None:
+    """A site build starts (``hooks.on_config`` of the build mkdocs started): a new runner."""
+    global _BUILD_RUNNER
+    _BUILD_RUNNER = None
 
     def page_path(self, page) -> str:
         return os.fspath(self.settings.docs_dir / page.file.src_uri)
