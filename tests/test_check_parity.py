@@ -186,3 +186,21 @@ def test_a_folder_that_is_not_a_built_site_is_one_line_and_exit_2(tmp_path, caps
 )
 def test_shown_numbers(text, values):
     assert [s.value for s in shown_numbers(text)] == values
+
+
+def test_a_memo_of_the_pages_gives_the_same_findings_and_sees_a_changed_page(tmp_path):
+    """What each page shows is kept by its URL and bytes between checks (generators.cache.Memo):
+    a page that did not change is not parsed again, one that did is."""
+    from generators.cache import Memo
+
+    site = _pair(tmp_path / "site", "<p>Memory throughput is 34.62 % of peak.</p>", "<p>内存吞吐为峰值的 34.62 %。</p>")
+    memo = Memo(tmp_path / "memo.pickle", code="test")
+    assert check_site(site, memo).findings == [] and check_site(site).findings == []
+    memo.save()
+    zh = site / "zh" / "report" / "index.html"
+    zh.write_text(zh.read_text(encoding="utf-8").replace("34.62", "27.35"), encoding="utf-8")
+    again = Memo(tmp_path / "memo.pickle", code="test")  # the next build, from disk
+    with_memo = [str(f) for f in check_site(site, again).findings]
+    assert with_memo == _messages(site) and len(with_memo) == 2
+    assert len(again._entries) == 5, "four pages kept, the changed one added"
+    assert Memo(tmp_path / "memo.pickle", code="other code")._entries == {}, "other code: an empty memo"

@@ -28,6 +28,7 @@ as a multiset of normalised numbers per page. Numbers are found with the rule of
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
 import re
 from collections import Counter
@@ -37,6 +38,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from generators.cache import Memo
 from generators.checks import Finding
 from generators.checks.words import fold, numbers
 from generators.errors import UserError
@@ -95,6 +97,14 @@ class Page:
     lang: str
     alternates: dict[str, str] = field(default_factory=dict)  # lang -> site-relative file
     text: str = ""
+    _shown: list[Shown] | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def shown(self) -> list[Shown]:
+        """The numbers the page shows (:func:`shown_numbers` of its text), read once."""
+        if self._shown is None:
+            self._shown = shown_numbers(self.text)
+        return self._shown
 
 
 class _PageParser(HTMLParser):
@@ -231,7 +241,7 @@ def shown_numbers(text: str) -> list[Shown]:
 
 def compare(left: Page, right: Page) -> list[Finding]:
     """Findings for the numbers one page of a pair shows and the other does not."""
-    shown = {page.lang: shown_numbers(page.text) for page in (left, right)}
+    shown = {page.lang: page.shown for page in (left, right)}
     counts = {lang: Counter(s.value for s in values) for lang, values in shown.items()}
     findings = []
     for page, other in ((left, right), (right, left)):
@@ -262,13 +272,25 @@ class Result:
     numbers: int  # numbers compared, over all pages of all pairs
 
 
-def check_site(site: Path) -> Result:
-    """Compare every page pair of the built site in ``site``."""
+def check_site(site: Path, memo: Memo | None = None) -> Result:
+    """Compare every page pair of the built site in ``site``. ``memo``: what each page shows,
+    by its URL and bytes, from earlier checks (a page that did not change is not read again)."""
     if not (site / "index.html").is_file():
         raise UserError(site, "not a built site (no index.html); build it with `make build`")
     pages = {}
     for path in sorted(site.rglob("*.html")):
-        page = read_page(site, path)
+        if memo is None:
+            page = read_page(site, path)
+        else:
+            url = path.relative_to(site).as_posix()
+            key = hashlib.sha256(url.encode() + b"\0" + path.read_bytes()).hexdigest()
+
+            def read(path=path) -> tuple:
+                page = read_page(site, path)
+                return page.lang, page.alternates, page.text, page.shown
+
+            lang, alternates, text, shown = memo.get(key, read)
+            page = Page(path, url, lang, dict(alternates), text, list(shown))
         if page.lang and page.alternates.get(page.lang) == page.url:
             pages[page.url] = page
     pairs, findings, seen, count = [], [], set(), 0
@@ -284,5 +306,5 @@ def check_site(site: Path) -> Result:
             pairs.append((page, other))
             pair_findings = compare(page, other)
             findings += pair_findings
-            count += len(shown_numbers(page.text)) + len(shown_numbers(other.text))
+            count += len(page.shown) + len(other.shown)
     return Result(pairs=pairs, findings=findings, numbers=count)

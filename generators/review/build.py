@@ -18,6 +18,7 @@ another needs both pages, and mkdocs-static-i18n renders the languages one after
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 from dataclasses import dataclass, field
@@ -26,12 +27,14 @@ from pathlib import Path
 import msgspec
 from mkdocs.utils import get_relative_url
 
+from generators.cache import Memo
 from generators.catalog import Catalog
 from generators.errors import UserError
 from generators.messages import N_
 from generators.render.i18n import Translator
 from generators.review import anchoring, dashboard, pages, reviewer, store, view
 from generators.review.schema import Thread
+from generators.sections.runner import Runner
 from generators.settings import Settings
 
 SLOT = '<div class="ps-review-slot"></div>'
@@ -75,13 +78,17 @@ class ReviewBuild:
     dashboards: dict[str, tuple[Path, str]] = field(default_factory=dict)  # lang -> (file, url)
     filed: list[str] = field(default_factory=list)  # the automated reviewer's summaries, for a log
     _reviewer: reviewer.Reviewer | None = None
+    _texts: Memo | None = None
 
     @classmethod
-    def start(cls, settings: Settings) -> ReviewBuild:
+    def start(cls, settings: Settings, runner: Runner | None = None) -> ReviewBuild:
+        """``runner``: the site build's (its results and fragments loaded once for the pages too)."""
         found = pages.scan(settings)
         if dashboard.KEY in found:
             raise UserError(found[dashboard.KEY].path, "this page's name is the review dashboard's; rename it")
         build = cls(settings, found, Catalog(settings.data_dir, settings.codes))
+        if runner is not None:
+            build._reviewer = reviewer.Reviewer(settings, runner, found)
         build.threads = build.load()
         if settings.review.checks.in_build:
             automated = build.reviewer()
@@ -92,6 +99,12 @@ class ReviewBuild:
 
     def load(self) -> list[Thread]:
         return store.load(self.settings.reviews_dir, pages.report_pages(self.pages))
+
+    def texts(self) -> Memo:
+        """Each rendered page's text and anchors by a digest of its HTML, kept between builds."""
+        if self._texts is None:
+            self._texts = self.reviewer().memo("review-text", anchoring.__name__)
+        return self._texts
 
     def reviewer(self) -> reviewer.Reviewer:
         if self._reviewer is None:
@@ -144,7 +157,7 @@ class ReviewBuild:
             dest=dest,
             url=url,
             title=page.title or key,
-            text=anchoring.read_content(html),
+            text=self.texts().get(hashlib.sha256(html.encode()).hexdigest(), lambda: anchoring.read_content(html)),
             latest=version == latest,
             meta=self.meta(page),
         )
@@ -152,6 +165,8 @@ class ReviewBuild:
 
     # -- the end -------------------------------------------------------------------------------
     def finish(self, site_dir: Path) -> None:
+        if self._texts is not None:
+            self._texts.save()
         if self.settings.review.checks.in_build:
             where = {
                 r.dest.resolve().relative_to(site_dir.resolve()).as_posix(): (r.key, r.version)

@@ -27,8 +27,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
 from msgspec.structs import replace
 
+from generators.cache import Memo, make_key, memo_for
 from generators.checks.parity import check_site
 from generators.errors import UserError
 from generators.messages import N_
@@ -87,7 +89,7 @@ class Reviewer:
             kind = kind_of(read_config(catalog, report))
             model = kind.models[0]
             page.kind = kind.name
-            page.result = self.runner.result(model, {"report": report, "version": version})[1]
+            page.result = self.runner.result(model, {"report": report})[1]  # the latest: version
             page.facts = {k: q.value for k, q in self.runner.facts(model, {"report": report}).items()}
         for lang in self.settings.codes:
             page.fragments[lang] = []
@@ -97,7 +99,7 @@ class Reviewer:
                 unit = UNITS[call.name]
                 options = dict(call.options)
                 if unit.model.per_report and report and "report" not in options:
-                    options.update(report=report, version=version)
+                    options.update(report=report)  # its latest version
                 page.fragments[lang].append((call.name, self.runner.fragment(unit, options, lang)))
         return page
 
@@ -116,27 +118,56 @@ class Reviewer:
 
         return facts
 
+    def memo(self, name: str, *modules: str) -> Memo:
+        cache = self.runner.cache
+        return memo_for(cache.root, name, modules, cache.index)
+
     def findings(self) -> list[Finding]:
-        """Every data finding on every page (the report pages at their latest version)."""
+        """Every data finding on every page (the report pages at their latest version).
+
+        A page's findings are kept between builds with what they were found from (the page
+        source, and the results, facts and fragments it asked the runner for): while none of
+        those changed, the page is not checked again."""
         out: list[Finding] = []
-        opts = self.settings.review.checks
+        memo = self.memo("review-findings", __name__)
         for source in self.pages.values():
-            page = self.page_data(source)
-            if page is None:
+            digest = self.runner.cache.index.digest(source.path)
+            options = msgspec.to_builtins(self.settings.review.checks)
+            key = make_key(page=source.key, source=digest, options=options, codes=self.settings.codes)
+            kept = memo.peek(key)
+            if kept is not None and self.runner.dep_keys(kept[0]) == kept[1]:
+                memo.keep(key)
+                out += kept[2]
                 continue
-            out += checks.tables(page, opts.max_pct)
-            out += checks.figures(page)
-            out += checks.false_claims(page, self.facts_for(page))
-            out += checks.ridge_stated(page)
-            if page.kind in KIND_CHECKS:
-                out += KIND_CHECKS[page.kind](page, opts.ncu_trace_factor)
+            with self.runner.track() as deps:
+                found = self.page_findings(source)
+            if found is not None:
+                memo.put(key, (tuple(sorted(deps)), self.runner.dep_keys(deps), found))
+                out += found
+        memo.save()
         return _unique(out)
+
+    def page_findings(self, source: PageSource) -> list[Finding] | None:
+        page = self.page_data(source)
+        if page is None:
+            return None
+        opts = self.settings.review.checks
+        out = checks.tables(page, opts.max_pct)
+        out += checks.figures(page)
+        out += checks.false_claims(page, self.facts_for(page))
+        out += checks.ridge_stated(page)
+        if page.kind in KIND_CHECKS:
+            out += KIND_CHECKS[page.kind](page, opts.ncu_trace_factor)
+        return out
 
     def site_findings(self, site: Path, where: dict[str, tuple[str, str | None]]) -> list[Finding]:
         """EN/ZH number drift of a built site (``generators.checks.parity``). ``where``: a
         page's site-relative HTML file -> (page key, version)."""
         out = []
-        for finding in check_site(site).findings:
+        memo = self.memo("parity", "generators.checks.parity")
+        findings = check_site(site, memo).findings
+        memo.save()
+        for finding in findings:
             url = Path(finding.path).resolve().relative_to(site.resolve()).as_posix()
             page, version = where.get(url, (None, None))
             if page is None:

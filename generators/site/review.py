@@ -19,7 +19,10 @@ from generators.settings import Settings
 
 
 def start(config) -> ReviewBuild:
-    return ReviewBuild.start(Settings.from_mkdocs(config))
+    from generators.site.context import SiteContext
+
+    site = SiteContext.from_mkdocs(config)
+    return ReviewBuild.start(site.settings, site.build_runner())
 
 
 def dashboard_pages(files: Files, config, language: str, settings: Settings, translator) -> list[File]:
