@@ -32,10 +32,14 @@ COMMANDS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or of command ``only`` (its module alone is imported: a
+    site build does not pay for the imports of the other commands)."""
     parser = argparse.ArgumentParser(prog="python -m generators", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module_name in COMMANDS.items():
+        if only is not None and name != only:
+            continue
         try:
             module = importlib.import_module(module_name)
         except ModuleNotFoundError as exc:
@@ -49,7 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    args = sys.argv[1:] if argv is None else argv
+    parser = build_parser(args[0] if args and args[0] in COMMANDS else None)
     args = parser.parse_args(argv)
     try:
         return int(args._module.run(args) or 0)

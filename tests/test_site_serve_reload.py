@@ -41,3 +41,23 @@ def test_each_build_reimports_the_project_code_but_keeps_the_error_type(restore_
     assert after is not before
     assert importlib.import_module("generators.errors") is errors  # build-site catches this class
     assert hooks.on_config.mkdocs_priority == 100  # runs before mkdocs-macros imports the macros
+
+
+def test_the_project_code_is_imported_again_only_after_a_source_changed(restore_modules, tmp_path, monkeypatch):
+    spec = importlib.util.spec_from_file_location("profsite_hooks_under_test", HOOKS)
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    source = tmp_path / "generators" / "site" / "x.py"
+    source.parent.mkdir(parents=True)
+    source.write_text("X = 1\n")
+    monkeypatch.setattr(hooks, "ROOT", tmp_path)
+
+    hooks._reload_changed_code()  # the first build of a process
+    before = importlib.import_module("generators.render.hardware")
+    hooks._reload_changed_code()  # nothing changed on disk
+    assert importlib.import_module("generators.render.hardware") is before
+
+    source.write_text("X = 22\n")  # an edit (another size)
+    hooks._reload_changed_code()
+    assert "generators.render.hardware" not in sys.modules
+    assert importlib.import_module("generators.render.hardware") is not before

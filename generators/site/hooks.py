@@ -3,9 +3,11 @@
 * Under ``mkdocs serve`` the process lives across rebuilds and Python keeps imported
   modules (mkdocs even loads this file only once), so an edit under ``generators/`` would
   not take effect - and its results would be cached under the new code's key. So the first
-  thing each build does (``on_config``, before any other plugin) is to drop the project's
-  modules from ``sys.modules``: this build imports the code as it is on disk. The modules
-  that the ``build-site`` command itself holds (the error type) are kept.
+  thing a build does (``on_config``, before any other plugin) is to drop the project's
+  modules from ``sys.modules`` when a source file under ``generators/`` changed (size or
+  modification time) since they were imported: this build imports the code as it is on
+  disk. Unchanged code is not imported again (that took a second per build and language).
+  The modules that the ``build-site`` command itself holds (the error type) are kept.
 * ``on_config`` then translates the site name and the ``nav:`` titles for every non-default
   language from the message catalog (into mkdocs-static-i18n's per-language overrides),
   and quiets jieba's start-up chatter.
@@ -29,10 +31,12 @@ from __future__ import annotations
 
 import importlib
 import logging
+import os
 import re
 import sys
 from pathlib import Path
 
+from mkdocs import utils as mkdocs_utils
 from mkdocs.plugins import event_priority
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,16 +44,55 @@ KEEP = {"generators", "generators.errors", "generators.cli", "generators.command
         "generators.commands.build_site"}
 
 
+#: (size, mtime) of every source file under generators/ when the project's modules were last dropped
+_SOURCES: dict[str, tuple[int, int]] | None = None
+
+
 def _drop_project_modules() -> None:
     for name in [n for n in sys.modules if n.startswith("generators.") and n not in KEEP]:
         del sys.modules[name]
+
+
+def _sources() -> dict[str, tuple[int, int]]:
+    out = {}
+    for folder, dirs, names in os.walk(ROOT / "generators"):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        for name in names:
+            if name.endswith(".py"):
+                st = os.stat(os.path.join(folder, name))
+                out[os.path.join(folder, name)] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def _reload_changed_code() -> None:
+    """Drop the project's modules if a source changed since they were last dropped."""
+    global _SOURCES
+    now = _sources()
+    if now != _SOURCES:
+        _drop_project_modules()
+        _SOURCES = now
+
+
+#: the i18n plugin of the running builds (for on_build_error, which gets no configuration)
+_I18N: list = []
+_CLEAN_DIRECTORY = mkdocs_utils.clean_directory
+
+
+def _outer_build(config) -> bool:
+    """The build mkdocs started, not one that mkdocs-static-i18n runs inside it for another language."""
+    i18n = config.plugins.get("i18n")
+    if i18n is not None and i18n not in _I18N:
+        _I18N[:] = [i18n]
+    return i18n is None or not i18n.building
 
 
 @event_priority(100)  # before mkdocs-macros imports generators.site.macros
 def on_config(config):
     if str(ROOT) not in sys.path:  # plain `mkdocs serve` runs from the venv's bin folder
         sys.path.insert(0, str(ROOT))
-    _drop_project_modules()
+    if _outer_build(config):  # one code base and one runner for all languages of a build
+        _reload_changed_code()
+        importlib.import_module("generators.site.context").new_build()
     logging.getLogger("jieba").setLevel(logging.WARNING)
     i18n = config.plugins.get("i18n")
     if i18n is None:
@@ -91,6 +134,16 @@ NOT_FOUND = re.compile(r"<h1>404 - Not found</h1>")
 
 def on_post_template(output, template_name, config):
     return NOT_FOUND.sub("<h1>404</h1>", output) if template_name == "404.html" else output
+
+
+def on_build_error(error):
+    """mkdocs-static-i18n marks the languages it builds inside the default language's build
+    (and stubs out mkdocs' ``clean_directory``) and undoes both only when they all succeeded;
+    after a failed build under ``mkdocs serve`` the next build would pass for an inner one
+    and skip the other languages."""
+    for plugin in _I18N:
+        plugin.building = False
+    mkdocs_utils.clean_directory = _CLEAN_DIRECTORY
 
 
 ALTERNATE_LINK = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang="[^"]*">')

@@ -33,10 +33,16 @@ without a file of its own (an unknown unit, a bad option) is re-raised naming th
 from __future__ import annotations
 
 import functools
+import hashlib
 import html
 import logging
+import marshal
+import sys
+
+import jinja2
 
 from generators import claims
+from generators.cache import Memo, ResultCache
 from generators.errors import UserError
 from generators.messages import N_
 from generators.render.units import show
@@ -49,7 +55,7 @@ from generators.site.publish import page_markdown
 
 def define_env(env) -> None:
     site = SiteContext.from_mkdocs(env.conf)
-    runner = site.runner()
+    runner = site.build_runner()
     default_language = site.settings.default_language
 
     def language() -> str:
@@ -71,7 +77,7 @@ def define_env(env) -> None:
         report = meta.get("report")
         if not report:
             return PageScope(key)
-        version = str(meta.get("version") or runner.catalog.latest(str(report)))
+        version = str(meta.get("version") or runner.version(str(report)))
         return PageScope(key, str(report), f"{meta['base']}-{version}" if meta.get("base") else version)
 
     def naming_the_page(fn):
@@ -135,7 +141,7 @@ def define_env(env) -> None:
             return f'<span class="ps-claim" {marker}></span>'
         shown = ", ".join(f"{n} = {facts[n].value:.6g}" for n in claims.names(condition) if n in facts)
         page_scope = scope()
-        if page_scope.report and page_scope.version != runner.catalog.latest(page_scope.report):
+        if page_scope.report and page_scope.version != runner.version(page_scope.report):
             # The prose is written for the latest version; on an older version's page a claim
             # that does not hold is shown as such, not hidden and not fatal.
             note = runner.translator(language()).gettext(
@@ -151,8 +157,9 @@ def define_env(env) -> None:
             return f'<span class="ps-claim ps-claim-false" {marker}></span>'
         raise UserError(None, f"claim does not hold: {condition} ({shown})")
 
+    @functools.cache
     def kind_model(report: str) -> str:
-        """The model of a report's kind (its first)."""
+        """The model of a report's kind (its first); once per build."""
         from generators.kinds import kind_of, read_config
 
         return kind_of(read_config(runner.catalog, report)).models[0].name
@@ -210,11 +217,60 @@ def define_env(env) -> None:
         return str(text)
 
 
+_TEMPLATES: Memo | None = None
+#: the jinja2.Environment attributes that shape the code a template compiles to
+_SHAPING = (
+    "block_start_string", "block_end_string", "variable_start_string", "variable_end_string",
+    "comment_start_string", "comment_end_string", "line_statement_prefix", "line_comment_prefix",
+    "trim_blocks", "lstrip_blocks", "newline_sequence", "keep_trailing_newline", "optimized", "is_async",
+)  # fmt: skip
+
+
+def _compile_through_memo(jenv: jinja2.Environment, cache: ResultCache) -> None:
+    """Compile page sources through a memo of Jinja's compiled code, kept between builds.
+
+    mkdocs-macros compiles every page's markdown as a Jinja template at every build (a
+    twentieth of a second a page, for sources that rarely change). Jinja's own bytecode
+    cache serves only templates from a loader, not ``from_string``; so the code objects are
+    kept here, marshalled, keyed by the source and everything of the environment that
+    shapes the generated code."""
+    global _TEMPLATES
+    if _TEMPLATES is None or _TEMPLATES.path != _templates_path(cache):
+        _TEMPLATES = Memo(_templates_path(cache), f"{jinja2.__version__} {sys.version}")
+    memo, compile_source = _TEMPLATES, jenv.compile
+    shaping = [getattr(jenv, name) for name in _SHAPING]
+    shaping += [sorted(jenv.extensions), sorted(jenv.filters), sorted(jenv.tests), jenv.undefined.__name__]
+    shaping += [callable(jenv.autoescape) or jenv.autoescape, jenv.finalize is not None]
+    settings = repr(shaping)
+
+    def compile_memo(source, name=None, filename=None, raw=False, defer_init=False):
+        if raw or name is not None or filename is not None or defer_init or not isinstance(source, str):
+            return compile_source(source, name, filename, raw, defer_init)
+        key = hashlib.sha256(f"{settings}\0{source}".encode()).hexdigest()
+        return marshal.loads(memo.get(key, lambda: marshal.dumps(compile_source(source))))
+
+    jenv.compile = compile_memo
+
+
+def _templates_path(cache: ResultCache):
+    return None if cache.root is None else cache.root / "memo" / "jinja.pickle"
+
+
+def on_pre_page_macros(env) -> None:
+    """mkdocs-macros calls this before it renders a page (its Jinja environment exists by then)."""
+    if not getattr(env.env, "_profsite_memo", False):
+        _compile_through_memo(env.env, SiteContext.from_mkdocs(env.conf).build_runner().cache)
+        env.env._profsite_memo = True
+
+
 LOG = logging.getLogger("mkdocs.plugins.profsite")
 
 
 def on_post_build(env) -> None:
-    """The build log names what this build computed; everything else came from the cache."""
+    """After each language's build: the build log names what this build computed (everything
+    else came from the cache), and the compiled templates are kept."""
+    if _TEMPLATES is not None:
+        _TEMPLATES.save()
     cache = env.profsite_runner.cache
     LOG.info(
         "profsite cache: %d computed, %d from the cache; computed: %s",
