@@ -81,7 +81,12 @@ def _imported_names(path: Path, module: str) -> set[str]:
     return names
 
 
-def module_closure(modules: Iterable[str], index: StatIndex | None = None, memo: dict | None = None) -> list[Path]:
+def module_closure(
+    modules: Iterable[str],
+    index: StatIndex | None = None,
+    memo: dict | None = None,
+    stop: Callable[[str], bool] | None = None,
+) -> list[Path]:
     """Source files of ``modules`` and of every ``generators.*`` module they import, sorted.
 
     Written by hand because ``modulefinder`` follows every standard-library and
@@ -89,13 +94,14 @@ def module_closure(modules: Iterable[str], index: StatIndex | None = None, memo:
     only edges inside this package matter here. Parent package ``__init__`` files are
     included since importing a module runs them. ``memo``: module -> (file, imports), kept by
     a caller that asks for many closures while the sources do not change (one site build).
+    ``stop``: modules not to follow (nor include).
     """
     seen: dict[str, Path] = {}
     todo = list(modules)
     memo = {} if memo is None else memo
     while todo:
         name = todo.pop()
-        if name in seen:
+        if name in seen or (stop is not None and stop(name)):
             continue
         if name not in memo:
             path = _module_file(name)
@@ -112,9 +118,14 @@ def module_closure(modules: Iterable[str], index: StatIndex | None = None, memo:
     return sorted(set(seen.values()))
 
 
-def code_digest(modules: Iterable[str], index: StatIndex | None = None, memo: dict | None = None) -> str:
+def code_digest(
+    modules: Iterable[str],
+    index: StatIndex | None = None,
+    memo: dict | None = None,
+    stop: Callable[[str], bool] | None = None,
+) -> str:
     h = hashlib.sha256()
-    for path in module_closure(modules, index, memo):
+    for path in module_closure(modules, index, memo, stop):
         h.update(path.relative_to(PACKAGE_DIR).as_posix().encode() + b"\0")
         h.update(bytes.fromhex(index.digest(path)) if index else hashlib.sha256(path.read_bytes()).digest())
     return h.hexdigest()
@@ -273,65 +284,86 @@ class Memo:
     For work that is cheap to key but not to redo, where a result cache slot per item would
     be too many files: the numbers a built page shows, the text of a rendered page. ``code``
     is a digest of the code that derives the values; when it changes, the memo starts empty.
-    Saving drops the entries this run did not use once they outnumber the used ones, so the
-    file follows the site instead of growing with every edit. ``path=None``: in memory only.
+    Each save counts as one generation; an entry no run used for :data:`KEEP_GENERATIONS`
+    generations is dropped, so the file follows the site instead of growing with every edit
+    (a dirty build under ``mkdocs serve`` uses only the pages it rebuilt: the others stay).
+    ``path=None``: in memory only.
     """
+
+    KEEP_GENERATIONS = 50
 
     def __init__(self, path: Path | None, code: str):
         self.path, self.code = path, code
-        self._entries: dict[str, object] = {}
-        self._used: set[str] = set()
+        self._entries: dict[str, tuple[int, object]] = {}  # key -> (generation last used, value)
+        self._generation = 0
         self._dirty = False
         if path is not None:
             try:
                 with path.open("rb") as fh:
                     loaded = pickle.load(fh)
                 if isinstance(loaded, dict) and loaded.get("schema") == SCHEMA_VERSION and loaded.get("code") == code:
-                    self._entries = loaded["entries"]
+                    self._entries, self._generation = loaded["entries"], loaded["generation"]
             except (OSError, pickle.UnpicklingError, EOFError, KeyError, AttributeError, ImportError, TypeError):
                 self._entries = {}
 
     def get(self, key: str, compute: Callable[[], T]) -> T:
-        self._used.add(key)
-        if key not in self._entries:
-            self._entries[key] = compute()
-            self._dirty = True
-        return self._entries[key]  # type: ignore[return-value]
+        if key in self._entries:
+            self.keep(key)
+        else:
+            self.put(key, compute())
+        return self._entries[key][1]  # type: ignore[return-value]
 
     def peek(self, key: str) -> object | None:
         """The entry under ``key`` (None if there is none), to be validated by the caller."""
-        return self._entries.get(key)
+        entry = self._entries.get(key)
+        return None if entry is None else entry[1]
 
     def put(self, key: str, value: object) -> None:
-        self._used.add(key)
-        self._entries[key] = value
+        self._entries[key] = (self._generation + 1, value)
         self._dirty = True
 
     def keep(self, key: str) -> None:
-        self._used.add(key)
+        used, value = self._entries[key]
+        if used != self._generation + 1:
+            self._entries[key] = (self._generation + 1, value)
+            self._dirty = True
 
     def save(self) -> None:
-        unused = [k for k in self._entries if k not in self._used]
-        if len(unused) > len(self._used):
-            for k in unused:
-                del self._entries[k]
-            self._dirty = True
-        if self.path is None or not self._dirty:
+        if not self._dirty:
+            return
+        self._generation += 1
+        oldest = self._generation - self.KEEP_GENERATIONS
+        self._entries = {k: e for k, e in self._entries.items() if e[0] > oldest}
+        self._dirty = False
+        if self.path is None:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=".tmp-", suffix=".pickle")
         try:
             with os.fdopen(fd, "wb") as fh:
                 data = {"schema": SCHEMA_VERSION, "code": self.code, "entries": self._entries}
+                data["generation"] = self._generation
                 pickle.dump(data, fh, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(tmp, self.path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        self._dirty = False
 
 
-def memo_for(root: Path | None, name: str, modules: Iterable[str], index: StatIndex | None = None) -> Memo:
+#: memos loaded by this process, kept for its next builds (``mkdocs serve``): their entries
+#: are keyed by content, so they stay valid; reading the file again took a third of a second
+_MEMOS: dict[tuple[Path | None, str], Memo] = {}
+
+
+def memo_for(
+    root: Path | None, name: str, modules: Iterable[str], index: StatIndex | None = None, memo: dict | None = None
+) -> Memo:
     """The :class:`Memo` ``name`` under the cache folder ``root`` (None: in memory), for the
-    values the code of ``modules`` (and what they import) derives."""
-    return Memo(None if root is None else root / "memo" / f"{name}.pickle", code_digest(modules, index))
+    values the code of ``modules`` (and what they import) derives. ``memo``: see module_closure."""
+    path = None if root is None else root / "memo" / f"{name}.pickle"
+    code = code_digest(modules, index, memo)
+    if path is None:
+        return Memo(None, code)
+    if (path, code) not in _MEMOS:
+        _MEMOS[(path, code)] = Memo(path, code)
+    return _MEMOS[(path, code)]

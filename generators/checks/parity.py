@@ -9,7 +9,8 @@ Pairs come from the site itself: every HTML page whose language switcher
 links to the other languages name its translations. A translation that is missing is a finding.
 
 What is compared: the main content (``<article>``: the text, the alternative text and
-``title`` of its elements, figure captions; not the navigation, search or the permalink marks)
+``title`` of its elements, figure captions; not the navigation, search, the permalink marks or
+the review panel, whose comments are their authors' words in their own languages)
 as a multiset of normalised numbers per page. Numbers are found with the rule of
 :mod:`generators.checks.words` (``34.62``, ``5µs`` and ``2.7B`` are numbers; ``H100`` and
 ``bf16`` are names) and normalised so that locale formatting does not count:
@@ -79,6 +80,7 @@ _NUMBER = re.compile(r"[0-9]+(?:,[0-9]{3})*(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+(?![0-
 _LATIN_SCALE = {"K": 3, "M": 6, "B": 9, "T": 12}
 _CJK_SCALE = {"万亿": 12, "万": 4, "亿": 8}
 _SKIP_TAGS = {"script", "style", "template"}
+_REVIEW_PANEL = "ps-review"  # review threads (generators.review.view): readers' words, not the page's
 _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
 
@@ -128,7 +130,8 @@ class _PageParser(HTMLParser):
             self.article_depth += 1
         if not self.article_depth:
             return
-        if self.skip_depth or tag in _SKIP_TAGS or "headerlink" in a.get("class", "").split():
+        classes = a.get("class", "").split()
+        if self.skip_depth or tag in _SKIP_TAGS or "headerlink" in classes or _REVIEW_PANEL in classes:
             if tag not in _VOID:
                 self.skip_depth += 1
             return
