@@ -29,7 +29,7 @@ build: $(STAMP)
 # Review: rebuilds on changes under docs/, data/, generators/, locales/ (unchanged generators
 # come from .cache/). No .pyc writes under generators/, which mkdocs would see as a change.
 serve: $(STAMP)
-	PYTHONDONTWRITEBYTECODE=1 NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
+	PYTHONDONTWRITEBYTECODE=1 NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dirty
 
 # Review: `make serve` plus the review API on 127.0.0.1:$(REVIEW_PORT) - select text or click a table
 # row or figure, comment, reply, resolve; the threads are written to reviews/ (README: Reviews).

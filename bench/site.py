@@ -126,7 +126,7 @@ def serve_loop(cache: Path) -> tuple[list[float], list[float]]:
     base = f"http://127.0.0.1:{port}"
     page_url = f"{base}/reports/bench-decode-1/"
     proc = subprocess.Popen(
-        [MKDOCS, "serve", "-a", f"127.0.0.1:{port}"],
+        [MKDOCS, "serve", "--dirty", "-a", f"127.0.0.1:{port}"],
         cwd=PROJECT,
         env=env(cache),
         stdout=subprocess.DEVNULL,

@@ -1,6 +1,7 @@
 """``python -m generators review [--port 8001]``: the site with live rebuilds and the review API.
 
-mkdocs' development server (the same rebuild-on-change as ``make serve``), bound to
+mkdocs' development server (the same rebuild-on-change as ``make serve``: only the pages whose
+inputs changed, ``generators.site.incremental``), bound to
 127.0.0.1, with the JSON API of :mod:`generators.review.api` at ``/api/``: a reviewer
 selects text, or clicks a table row or a figure's comment button, writes a comment,
 replies, resolves; the thread files land in ``reviews/`` (``extra.profsite.reviews_dir``)
@@ -43,8 +44,13 @@ def run(args) -> int:
         logging.getLogger(name).setLevel(logging.INFO)
     from mkdocs.commands.serve import serve
 
+    # Dirty rebuilds, as `make serve` (generators.site.incremental): only what changed is rebuilt.
+    # mkdocs-static-i18n builds the other languages dirty only when it sees the flag on the command line.
+    if "--dirty" not in sys.argv:
+        sys.argv.append("--dirty")
     try:
-        serve(config_file=str(args.config_file), dev_addr=f"{server.HOST}:{args.port}", livereload=True)
+        serve(config_file=str(args.config_file), dev_addr=f"{server.HOST}:{args.port}", livereload=True,
+              build_type="dirty")  # fmt: skip
     except OSError as exc:
         raise UserError(None, f"cannot serve on {server.HOST}:{args.port}: {exc.strerror or exc}") from None
     except BaseException as exc:

@@ -66,6 +66,16 @@ class Record:
     text: anchoring.PageText
     latest: bool
     meta: view.ReviewMeta
+    source: str = ""  # the page's source file, for errors
+
+
+@dataclass
+class Written:
+    """What a build wrote into its pages: their records, panels and dashboards (by language)."""
+
+    records: dict[tuple[str, str | None, str], Record]
+    panels: dict[tuple[str, str | None, str], str] = field(default_factory=dict)
+    dashboards: dict[str, tuple[Path, str, str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -129,16 +139,16 @@ class ReviewBuild:
         return os.fspath(self.settings.docs_dir / page.file.src_uri)
 
     def check_page(self, page) -> None:
-        meta = self.meta(page)
-        if meta.status != "approved" or (page.meta or {}).get("version"):
+        if not (page.meta or {}).get("version"):
+            self._check_approved(self.meta(page), pages.key_of(page), self.source_path(page))
+
+    def _check_approved(self, meta: view.ReviewMeta, key: str, source: str) -> None:
+        """An approved page with open threads fails the build."""
+        if meta.status != "approved":
             return
-        key = pages.key_of(page)
         still = [t.id for t in self.threads if t.target.page == key and t.status == "open"]
         if still:
-            raise UserError(
-                self.source_path(page),
-                f"review: approved, but {len(still)} thread(s) are still open: {', '.join(still)}",
-            )
+            raise UserError(source, f"review: approved, but {len(still)} thread(s) are still open: {', '.join(still)}")
 
     def record(self, html: str, page, lang: str) -> str:
         dest = Path(page.file.abs_dest_path)
@@ -160,13 +170,26 @@ class ReviewBuild:
             text=self.texts().get(hashlib.sha256(html.encode()).hexdigest(), lambda: anchoring.read_content(html)),
             latest=version == latest,
             meta=self.meta(page),
+            source=self.source_path(page),
         )
         return html + SLOT
 
     # -- the end -------------------------------------------------------------------------------
-    def finish(self, site_dir: Path) -> None:
+    def finish(self, site_dir: Path, previous: Written | None = None) -> Written:
+        """Place the threads and write the panels and dashboards. ``previous``: what an
+        earlier build under ``mkdocs serve --dirty`` wrote into the pages this build did not
+        rebuild (``generators.site.incremental``); their panels are rewritten only where
+        they change. Returns what this build's pages hold now."""
         if self._texts is not None:
             self._texts.save()
+        rebuilt, dashboards = set(self.records), dict(self.dashboards)
+        if previous is not None:
+            for key, record in previous.records.items():
+                if key not in self.records and (record.latest or record.version is None):
+                    self._check_approved(record.meta, record.key, record.source)  # threads may have changed
+                self.records.setdefault(key, record)
+            for lang, (dest, url, _) in previous.dashboards.items():
+                self.dashboards.setdefault(lang, (dest, url))
         if self.settings.review.checks.in_build:
             where = {
                 r.dest.resolve().relative_to(site_dir.resolve()).as_posix(): (r.key, r.version)
@@ -178,11 +201,21 @@ class ReviewBuild:
         if self.filed:
             log.info("automated reviewer (profsite-check): %s", "; ".join(self.filed))
         entries = self.place_all()
-        for record in self.records.values():
-            self._patch(record.dest, SLOT, self._panel(record, entries))
+        written = Written(records=dict(self.records))
+        for key, record in self.records.items():
+            panel = self._panel(record, entries)
+            old = SLOT if key in rebuilt or previous is None else previous.panels[key]
+            if panel != old:
+                self._patch(record.dest, old, panel)
+            written.panels[key] = panel
         for lang, (dest, url) in self.dashboards.items():
             shown = [e for e, _ in entries.values()]
-            self._patch(dest, DASHBOARD_SLOT, dashboard.dashboard_html(shown, self.translator(lang), url))
+            html = dashboard.dashboard_html(shown, self.translator(lang), url)
+            old = DASHBOARD_SLOT if lang in dashboards or previous is None else previous.dashboards[lang][2]
+            if html != old:
+                self._patch(dest, old, html)
+            written.dashboards[lang] = (dest, url, html)
+        return written
 
     def place_all(self) -> dict[str, tuple[dashboard.Entry, dict[tuple[str, str | None, str], anchoring.Place]]]:
         """thread id -> (its dashboard entry, its place on each page that shows it)."""

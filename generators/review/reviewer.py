@@ -120,7 +120,7 @@ class Reviewer:
 
     def memo(self, name: str, *modules: str) -> Memo:
         cache = self.runner.cache
-        return memo_for(cache.root, name, modules, cache.index)
+        return memo_for(cache.root, name, modules, cache.index, self.runner._modules)
 
     def findings(self) -> list[Finding]:
         """Every data finding on every page (the report pages at their latest version).

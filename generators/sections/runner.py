@@ -129,12 +129,21 @@ class Runner:
     @contextmanager
     def track(self) -> Iterator[set[Dep]]:
         """Collect every result, facts, fragment and catalog asked for inside the block."""
-        deps: set[Dep] = set()
-        self._tracking.append(deps)
+        deps = self.start_tracking()
         try:
             yield deps
         finally:
-            self._tracking.remove(deps)
+            self.stop_tracking(deps)
+
+    def start_tracking(self) -> set[Dep]:
+        """:meth:`track` for a block that spans two calls (a page's rendering, between hooks)."""
+        deps: set[Dep] = set()
+        self._tracking.append(deps)
+        return deps
+
+    def stop_tracking(self, deps: set[Dep]) -> None:
+        if any(d is deps for d in self._tracking):
+            self._tracking[:] = [d for d in self._tracking if d is not deps]
 
     def _asked(self, kind: str, what: Model | Unit, options: dict[str, str], language: str = "") -> None:
         self._named[what.name] = what
@@ -153,12 +162,19 @@ class Runner:
         for deps in self._tracking:
             deps.add(Dep("catalog", "", (), language))
 
+    def versions_asked(self, report: str) -> None:
+        """A page shows which versions ``report`` has (an older version's page, links to them)."""
+        for deps in self._tracking:
+            deps.add(Dep("versions", report))
+
     def dep_key(self, dep: Dep) -> str | None:
         """The cache key ``dep`` has now (None: it names nothing known, or asking fails)."""
         try:
             options = dict(dep.options)
             if dep.kind == "catalog":
                 return self._catalog_digest(dep.language)
+            if dep.kind == "versions":
+                return ",".join(self.catalog.versions(dep.name))
             what = self._named.get(dep.name) or _registered(dep.kind, dep.name)
             if what is None:
                 return None

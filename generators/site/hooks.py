@@ -29,6 +29,7 @@
 """
 from __future__ import annotations
 
+import hashlib
 import importlib
 import logging
 import os
@@ -36,12 +37,13 @@ import re
 import sys
 from pathlib import Path
 
+import jinja2
 from mkdocs import utils as mkdocs_utils
 from mkdocs.plugins import event_priority
 
 ROOT = Path(__file__).resolve().parents[2]
 KEEP = {"generators", "generators.errors", "generators.cli", "generators.commands",
-        "generators.commands.build_site"}
+        "generators.commands.build_site", "generators.commands.review", "generators.site.live"}
 
 
 #: (size, mtime) of every source file under generators/ when the project's modules were last dropped
@@ -111,6 +113,25 @@ def on_config(config):
     return config
 
 
+class _DirtyWarning(logging.Filter):
+    """mkdocs warns at every dirty build that the navigation may be inaccurate, which strict
+    mode turns into a failed build; generators.site.incremental keeps the navigation right."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("A 'dirty' build is being performed")
+
+
+def on_startup(command, dirty):
+    """``mkdocs serve --dirty`` (``make serve``, ``make review``): rebuild only what changed."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    incremental = command == "serve" and dirty
+    importlib.import_module("generators.site.incremental").enable(incremental)
+    build_log = logging.getLogger("mkdocs.commands.build")
+    if incremental and not any(isinstance(f, _DirtyWarning) for f in build_log.filters):
+        build_log.addFilter(_DirtyWarning())
+
+
 @event_priority(-110)  # after mkdocs-static-i18n (-100) has chosen this language's files
 def on_files(files, config):
     i18n = config.plugins.get("i18n")
@@ -125,10 +146,6 @@ def on_files(files, config):
     return files
 
 
-def on_page_content(html, page, config, files):
-    return importlib.import_module("generators.site.segment_breaks").join_wide_lines(html)
-
-
 NOT_FOUND = re.compile(r"<h1>404 - Not found</h1>")
 
 
@@ -136,14 +153,71 @@ def on_post_template(output, template_name, config):
     return NOT_FOUND.sub("<h1>404</h1>", output) if template_name == "404.html" else output
 
 
+# -- mkdocs serve --dirty: only what changed (generators.site.incremental) -------------------------
+def _incremental():
+    module = importlib.import_module("generators.site.incremental")
+    return module if module.active() else None
+
+
+def _runner(config):
+    return importlib.import_module("generators.site.context").SiteContext.from_mkdocs(config).build_runner()
+
+
+@event_priority(-200)  # every file is known (older versions, the review dashboard), before pages are read
+def on_nav(nav, config, files):
+    incremental, i18n = _incremental(), config.plugins.get("i18n")
+    if incremental is None or i18n is None:
+        return nav
+    live = importlib.import_module("generators.site.live")
+    if _outer_build(config):
+        settings = importlib.import_module("generators.settings").Settings.from_mkdocs(config)
+        i18n.search_entries = []  # the plugin would add this build's entries to every earlier build's
+        search = config.plugins.get("material/search") or config.plugins.get("search")
+        if search is not None:
+            search.search_index_prev = None  # its own dirty merge assumes one page; merge_search does it
+        incremental.plan(config, _runner(config), settings.docs_dir, settings.codes)
+    incremental.apply(files, i18n.current_language)
+    if not live.STATE.get("full", True):
+        config.theme.static_templates = set()  # 404 and sitemap follow the pages' list and titles: unchanged
+    return nav
+
+
+def on_env(env, config, files):
+    """The theme's templates compile through a bytecode cache under the cache folder (mkdocs
+    makes a new Jinja environment for every build and language, and compiled them all again);
+    under dirty serving, the pages not rebuilt get their titles back."""
+    settings = importlib.import_module("generators.settings").Settings.from_mkdocs(config)
+    if settings.cache_dir is not None and env.bytecode_cache is None:
+        extensions = hashlib.sha256(repr(sorted(env.extensions)).encode()).hexdigest()[:16]
+        folder = settings.cache_dir / "jinja-theme" / extensions
+        folder.mkdir(parents=True, exist_ok=True)
+        env.bytecode_cache = jinja2.FileSystemBytecodeCache(str(folder))
+    incremental, i18n = _incremental(), config.plugins.get("i18n")
+    if incremental is not None and i18n is not None:
+        incremental.restore_titles(files, i18n.current_language)
+    return env
+
+
+def on_page_content(html, page, config, files):
+    html = importlib.import_module("generators.site.segment_breaks").join_wide_lines(html)
+    incremental, i18n = _incremental(), config.plugins.get("i18n")
+    if incremental is not None and i18n is not None and hasattr(page, "profsite_deps"):
+        source, extra = getattr(page.file, "profsite_source", (page.file.abs_src_path, ""))
+        incremental.record(page, i18n.current_language, _runner(config), page.profsite_deps, source, extra)
+    return html
+
+
 def on_build_error(error):
     """mkdocs-static-i18n marks the languages it builds inside the default language's build
     (and stubs out mkdocs' ``clean_directory``) and undoes both only when they all succeeded;
     after a failed build under ``mkdocs serve`` the next build would pass for an inner one
-    and skip the other languages."""
+    and skip the other languages. A failed build is not recorded (its pages are rebuilt next)."""
     for plugin in _I18N:
         plugin.building = False
     mkdocs_utils.clean_directory = _CLEAN_DIRECTORY
+    incremental = _incremental()
+    if incremental is not None:
+        incremental.abort()
 
 
 ALTERNATE_LINK = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang="[^"]*">')
@@ -161,5 +235,10 @@ def on_post_build(config):
     i18n = config.plugins.get("i18n")
     if i18n is not None and i18n.building:
         return  # one language's build inside static-i18n's loop: the site is not complete yet
+    incremental = _incremental()
+    if incremental is not None:  # dirty serving: the search index of the pages kept too
+        incremental.merge_search(Path(config.site_dir))
     settings = importlib.import_module("generators.settings").Settings.from_mkdocs(config)
     importlib.import_module("generators.site.webfonts").publish(Path(config.site_dir), settings)
+    if incremental is not None:
+        incremental.commit()

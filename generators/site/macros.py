@@ -257,10 +257,21 @@ def _templates_path(cache: ResultCache):
 
 
 def on_pre_page_macros(env) -> None:
-    """mkdocs-macros calls this before it renders a page (its Jinja environment exists by then)."""
+    """mkdocs-macros calls this before it renders a page (its Jinja environment exists by then):
+    what the page asks the runner for is tracked from here (``generators.site.incremental``)."""
+    runner = SiteContext.from_mkdocs(env.conf).build_runner()
     if not getattr(env.env, "_profsite_memo", False):
-        _compile_through_memo(env.env, SiteContext.from_mkdocs(env.conf).build_runner().cache)
+        _compile_through_memo(env.env, runner.cache)
         env.env._profsite_memo = True
+    env.page.profsite_deps = runner.start_tracking()
+    runner.catalog_asked(getattr(env.page.file, "locale", runner.settings.default_language))
+    report = (env.page.meta or {}).get("report")
+    if report:
+        runner.versions_asked(str(report))
+
+
+def on_post_page_macros(env) -> None:
+    SiteContext.from_mkdocs(env.conf).build_runner().stop_tracking(env.page.profsite_deps)
 
 
 LOG = logging.getLogger("mkdocs.plugins.profsite")

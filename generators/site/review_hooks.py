@@ -12,7 +12,9 @@ the right moment of a site build, which mkdocs-static-i18n makes a build per lan
 * ``on_page_markdown``: check the page's ``review:`` block (an approved page with open
   threads fails the build);
 * ``on_page_content``: record the rendered page and mark where its review panel goes;
-* ``on_post_build`` after the last language: write the panels and the dashboard;
+* ``on_post_build`` after the last language: write the panels and the dashboard (under
+  ``mkdocs serve --dirty``, also into the pages kept from earlier builds where they change:
+  ``generators.site.incremental``);
 * ``on_serve``: under ``python -m generators review``, mount the review API.
 
 Project modules are imported when called: ``hooks.py`` drops them at the start of every
@@ -73,7 +75,12 @@ def on_page_content(html, page, config, files):
 @event_priority(-200)  # after mkdocs-static-i18n (-100) has built the other languages
 def on_post_build(config):
     if _outer_build(config) and "build" in _REVIEW:
-        _REVIEW.pop("build").finish(Path(config.site_dir))
+        incremental = importlib.import_module("generators.site.incremental")
+        live = importlib.import_module("generators.site.live").STATE
+        previous = incremental.review_carried(live.get("review")) if incremental.active() else None
+        written = _REVIEW.pop("build").finish(Path(config.site_dir), previous)
+        if incremental.active():
+            live["review"] = written
 
 
 def on_serve(server, config, builder):

@@ -68,8 +68,10 @@ def version_pages(files: Files, config, catalog: Catalog, language: str, languag
         source = file.content_string
         norm = file.ps_report_root
         for version in catalog.versions(report)[1:]:
-            out.append(_linked(config, language, languages, f"{norm}/{version}.md", with_version(source, version),
-                               default_language, norm))  # fmt: skip
+            page = _linked(config, language, languages, f"{norm}/{version}.md", with_version(source, version),
+                           default_language, norm)  # fmt: skip
+            page.profsite_source = (file.abs_src_path, version)  # what it is made from (generators.site.incremental)
+            out.append(page)
     return out
 
 
@@ -93,7 +95,9 @@ def changes_pages(files: Files, config, catalog: Catalog, language: str, languag
                 .replace("__TITLE__", report_config.title[language])
             )  # fmt: skip
             uri = f"{norm}/changes/{older}-{newer}.md"
-            out.append(_linked(config, language, languages, uri, source, default_language, norm))
+            page = _linked(config, language, languages, uri, source, default_language, norm)
+            page.profsite_source = (str(folder / f"{language}.md"), f"{report} {older} {newer}")
+            out.append(page)
     return out
 
 
