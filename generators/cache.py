@@ -156,6 +156,7 @@ class StatIndex:
     def __init__(self, path: Path | None):
         self.path = path
         self._entries: dict[str, tuple] = {}
+        self._resolved: dict[str, str] = {}  # path as given -> resolved
         self._dirty = False
         if path is not None:
             try:
@@ -167,7 +168,9 @@ class StatIndex:
                 self._entries = {}
 
     def _entry(self, path: Path) -> list:
-        key = str(path.resolve())
+        key = self._resolved.get(str(path))
+        if key is None:
+            key = self._resolved[str(path)] = str(path.resolve())
         st = os.stat(key)
         entry = self._entries.get(key)
         if entry is None or entry[0] is None or entry[0] != (st.st_size, st.st_mtime_ns):

@@ -83,19 +83,30 @@ def _calls(source: str, path: Path) -> tuple[list[Call], list[Call], list[Call]]
     return found["unit"], found["claim"], found["value"]
 
 
+#: (path, source) -> its PageSource: under ``mkdocs serve`` every build scans every page, and
+#: parsing a page's Jinja is what costs
+_SCANNED: dict[tuple[Path, str], PageSource] = {}
+
+
 def scan(settings: Settings) -> dict[str, PageSource]:
     """Every page of the default language, by page key."""
     root = settings.docs_dir / settings.default_language
     out = {}
     for path in sorted(root.rglob("*.md")):
-        key = path.relative_to(root).with_suffix("").as_posix()
-        key = key.removesuffix("/index") if key.endswith("/index") else key
         source = path.read_text(encoding="utf-8")
-        _, meta = get_data(source)
-        meta = meta if isinstance(meta, dict) else {}
-        units, claims, values = _calls(source, path)
-        report = str(meta["report"]) if meta.get("report") else None
-        out[key] = PageSource(key, path, report, meta, tuple(units), tuple(claims), tuple(values))
+        if (path, source) not in _SCANNED:
+            key = path.relative_to(root).with_suffix("").as_posix()
+            key = key.removesuffix("/index") if key.endswith("/index") else key
+            _, meta = get_data(source)
+            meta = meta if isinstance(meta, dict) else {}
+            units, claims, values = _calls(source, path)
+            report = str(meta["report"]) if meta.get("report") else None
+            page = PageSource(key, path, report, meta, tuple(units), tuple(claims), tuple(values))
+            if len(_SCANNED) > 4 * 1024:
+                _SCANNED.clear()
+            _SCANNED[(path, source)] = page
+        page = _SCANNED[(path, source)]
+        out[page.key] = page
     return out
 
 

@@ -131,9 +131,9 @@ class Reviewer:
         out: list[Finding] = []
         memo = self.memo("review-findings", __name__)
         for source in self.pages.values():
-            digest = self.runner.cache.index.digest(source.path)
             options = msgspec.to_builtins(self.settings.review.checks)
-            key = make_key(page=source.key, source=digest, options=options, codes=self.settings.codes)
+            asked = (source.report, source.units, source.claims, source.values)  # all the checks read of the page
+            key = make_key(page=source.key, asked=repr(asked), options=options, codes=self.settings.codes)
             kept = memo.peek(key)
             if kept is not None and self.runner.dep_keys(kept[0]) == kept[1]:
                 memo.keep(key)

@@ -62,6 +62,8 @@ class Runner:
     _translators: dict[str, Translator] = field(default_factory=dict)
     _versions: dict[tuple[str, str | None], str] = field(default_factory=dict)
     _keys: dict[str, str] = field(default_factory=dict)  # (model, options) -> result key
+    _fragment_keys: dict[tuple, tuple[str, str]] = field(default_factory=dict)  # (unit, options, language) -> key
+    _catalogs: dict[str, str] = field(default_factory=dict)  # language -> its catalog's digest
     _results: dict[str, Any] = field(default_factory=dict)  # result key -> result
     _facts: dict[str, dict[str, Quantity]] = field(default_factory=dict)  # result key -> facts
     _fragments: dict[str, Fragment] = field(default_factory=dict)  # fragment key -> fragment
@@ -235,6 +237,12 @@ class Runner:
 
     def fragment_key(self, unit: Unit, options: dict[str, str], language: str) -> tuple[str, str]:
         """(cache slot, cache key) of a unit's fragment: nothing is loaded or rendered."""
+        asked = (unit.name, tuple(sorted(options.items())), language)
+        if asked not in self._fragment_keys:
+            self._fragment_keys[asked] = self._fragment_key(unit, options, language)
+        return self._fragment_keys[asked]
+
+    def _fragment_key(self, unit: Unit, options: dict[str, str], language: str) -> tuple[str, str]:
         model_options = {k: v for k, v in options.items() if k in unit.model.options}
         render_options = {k: v for k, v in options.items() if k not in unit.model.options}
         _check_options(unit.name, render_options, unit.options)
@@ -265,8 +273,10 @@ class Runner:
         return self._fragments[key]
 
     def _catalog_digest(self, language: str) -> str:
-        tr = self.translator(language)
-        return self.cache.index.digest(tr.catalog_file) if tr.catalog_file else ""
+        if language not in self._catalogs:
+            tr = self.translator(language)
+            self._catalogs[language] = self.cache.index.digest(tr.catalog_file) if tr.catalog_file else ""
+        return self._catalogs[language]
 
     def facts(self, model: Model, options: dict[str, str]) -> dict[str, Quantity]:
         """A model's facts, cached on their own beside its result (a page's prose needs only
