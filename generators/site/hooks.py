@@ -173,8 +173,8 @@ def on_nav(nav, config, files):
         settings = importlib.import_module("generators.settings").Settings.from_mkdocs(config)
         i18n.search_entries = []  # the plugin would add this build's entries to every earlier build's
         search = config.plugins.get("material/search") or config.plugins.get("search")
-        if search is not None:
-            search.search_index_prev = None  # its own dirty merge assumes one page; merge_search does it
+        if search is not None:  # its own dirty merge assumes one page and one language; merge_search does it
+            search.is_dirty, search.search_index_prev = False, None
         incremental.plan(config, _runner(config), settings.docs_dir, settings.codes)
     incremental.apply(files, i18n.current_language)
     if not live.STATE.get("full", True):
