@@ -22,6 +22,7 @@ and read only by this project, on this machine.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 import os
@@ -207,13 +208,20 @@ class StatIndex:
 
 
 def toolchain() -> dict[str, str]:
+    return dict(_toolchain())
+
+
+@functools.cache
+def _toolchain() -> tuple[tuple[str, str], ...]:
+    """Read once per process: each key asked for it, and reading a distribution's metadata
+    parses its METADATA file (a few ms each, hundreds of times per build)."""
     versions = {"python": platform.python_version()}
     for dist in TOOLCHAIN:
         try:
             versions[dist] = metadata.version(dist)
         except metadata.PackageNotFoundError:
             versions[dist] = "-"
-    return versions
+    return tuple(versions.items())
 
 
 def make_key(**parts: object) -> str:
@@ -332,7 +340,7 @@ class Memo:
             self._dirty = True
 
     def save(self) -> None:
-        if not self._dirty:
+        if not self._dirty or _DEFERRED:
             return
         self._generation += 1
         oldest = self._generation - self.KEEP_GENERATIONS
@@ -356,6 +364,34 @@ class Memo:
 #: memos loaded by this process, kept for its next builds (``mkdocs serve``): their entries
 #: are keyed by content, so they stay valid; reading the file again took a third of a second
 _MEMOS: dict[tuple[Path | None, str], Memo] = {}
+#: while True, Memo.save writes nothing: under ``mkdocs serve --dirty`` the memos live in the
+#: process and are written when it ends (flush_memos), not after every edit (a third of a second)
+_DEFERRED = False
+
+
+def defer_memo_saves(deferred: bool) -> None:
+    global _DEFERRED
+    _DEFERRED = deferred
+
+
+def flush_memos() -> None:
+    """Write the memos this process holds (deferred saves included)."""
+    global _DEFERRED
+    deferred, _DEFERRED = _DEFERRED, False
+    try:
+        for memo in _MEMOS.values():
+            memo.save()
+    finally:
+        _DEFERRED = deferred
+
+
+def memo_at(path: Path | None, code: str) -> Memo:
+    """The memo stored at ``path`` for ``code``, once per process."""
+    if path is None:
+        return Memo(None, code)
+    if (path, code) not in _MEMOS:
+        _MEMOS[(path, code)] = Memo(path, code)
+    return _MEMOS[(path, code)]
 
 
 def memo_for(
@@ -363,10 +399,4 @@ def memo_for(
 ) -> Memo:
     """The :class:`Memo` ``name`` under the cache folder ``root`` (None: in memory), for the
     values the code of ``modules`` (and what they import) derives. ``memo``: see module_closure."""
-    path = None if root is None else root / "memo" / f"{name}.pickle"
-    code = code_digest(modules, index, memo)
-    if path is None:
-        return Memo(None, code)
-    if (path, code) not in _MEMOS:
-        _MEMOS[(path, code)] = Memo(path, code)
-    return _MEMOS[(path, code)]
+    return memo_at(None if root is None else root / "memo" / f"{name}.pickle", code_digest(modules, index, memo))

@@ -290,10 +290,10 @@ def check_site(site: Path, memo: Memo | None = None) -> Result:
 
             def read(path=path) -> tuple:
                 page = read_page(site, path)
-                return page.lang, page.alternates, page.text, page.shown
+                return page.lang, page.alternates, page.shown  # not the text: what it shows is all that is compared
 
-            lang, alternates, text, shown = memo.get(key, read)
-            page = Page(path, url, lang, dict(alternates), text, list(shown))
+            lang, alternates, shown = memo.get(key, read)
+            page = Page(path, url, lang, dict(alternates), "", list(shown))
         if page.lang and page.alternates.get(page.lang) == page.url:
             pages[page.url] = page
     pairs, findings, seen, count = [], [], set(), 0

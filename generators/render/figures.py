@@ -16,12 +16,12 @@ from __future__ import annotations
 import io
 import warnings
 from contextlib import contextmanager
-from pathlib import Path
 
 import matplotlib
 from matplotlib import font_manager
 from matplotlib.figure import Figure
 
+from generators.render.fonts import project_font_files
 from generators.settings import Language
 
 DEFAULT_FAMILY = "DejaVu Sans"  # matplotlib's own; a language's fonts (mkdocs.yml) come first
@@ -35,13 +35,6 @@ STYLE = {
     "axes.grid": True,
     "grid.alpha": 0.3,
 }
-
-
-def project_font_files() -> list[Path]:
-    """The font files the project installs (``noto-cjk-sans-otc``): the same bytes on every machine."""
-    from noto_cjk_sans_otc import FONT_PATH
-
-    return [Path(FONT_PATH)]
 
 
 def register_cjk_font() -> None:

@@ -23,12 +23,13 @@ from dataclasses import dataclass, field
 from importlib import import_module
 from typing import Any
 
+from generators import filestamp
 from generators.cache import ResultCache, code_digest, files_digest, make_key, slot_name, toolchain
 from generators.catalog import Catalog
 from generators.errors import UserError
 from generators.pieces import Fragment
 from generators.quantity import Quantity
-from generators.render.i18n import Translator
+from generators.render.i18n import Translator, catalog_path
 from generators.settings import Settings
 from generators.spec import Model, Unit
 
@@ -79,7 +80,7 @@ class Runner:
     def translator(self, language: str) -> Translator:
         if language not in self._translators:
             lang = self.settings.language(language)
-            self._translators[language] = Translator.for_language(lang, self.settings.locales_dir)
+            self._translators[language] = translator_for(lang, self.settings.locales_dir)
         return self._translators[language]
 
     def resolve(self, model: Model, options: dict[str, str]) -> dict[str, str]:
@@ -301,6 +302,27 @@ class Runner:
             known = ", ".join(sorted(facts)[:12])
             raise UserError(None, f"model {model.name!r} has no fact {name!r}; some known: {known}")
         return facts[name]
+
+
+#: (language, catalog file, its stamp) -> its Translator: a catalog is parsed once per process
+#: while its file is unchanged (``mkdocs serve`` asked for it twice per build)
+_TRANSLATORS: dict[tuple, Translator] = {}
+
+
+def translator_for(language, locales_dir) -> Translator:
+    """``Translator.for_language``, kept while the catalog file is unchanged."""
+    if language.catalog_dir is None:
+        return Translator.for_language(language, locales_dir)
+    path = catalog_path(locales_dir, language)
+    try:
+        memo = (language, str(path.resolve()), filestamp.stamp(path.stat()))
+    except OSError:
+        memo = (language, str(path), None)
+    if memo[2] is None:  # missing (its error comes from loading it), or written just now
+        return Translator.for_language(language, locales_dir)
+    if memo not in _TRANSLATORS:
+        _TRANSLATORS[memo] = Translator.for_language(language, locales_dir)
+    return _TRANSLATORS[memo]
 
 
 def _registered(kind: str, name: str) -> Model | Unit | None:

@@ -99,7 +99,7 @@ def on_config(config):
     i18n = config.plugins.get("i18n")
     if i18n is None:
         return config
-    i18n_module = importlib.import_module("generators.render.i18n")
+    runner_module = importlib.import_module("generators.sections.runner")
     nav = importlib.import_module("generators.site.nav")
     settings = importlib.import_module("generators.settings").Settings.from_mkdocs(config)
     site_name = i18n.original_configs.get("site_name", config.site_name)
@@ -107,7 +107,7 @@ def on_config(config):
     for language in i18n.config.languages:
         if language.locale == settings.source_language:
             continue
-        tr = i18n_module.Translator.for_language(settings.language(language.locale), settings.locales_dir)
+        tr = runner_module.translator_for(settings.language(language.locale), settings.locales_dir)
         language["site_name"] = tr.gettext(site_name)
         language["nav_translations"] = {title: tr.gettext(title) for title in titles}
     return config
@@ -125,11 +125,29 @@ def on_startup(command, dirty):
     """``mkdocs serve --dirty`` (``make serve``, ``make review``): rebuild only what changed."""
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
+    _reload_changed_code()  # what is imported now stays for the first build (on_config)
     incremental = command == "serve" and dirty
     importlib.import_module("generators.site.incremental").enable(incremental)
     build_log = logging.getLogger("mkdocs.commands.build")
     if incremental and not any(isinstance(f, _DirtyWarning) for f in build_log.filters):
         build_log.addFilter(_DirtyWarning())
+    if incremental and not hasattr(jinja2.FileSystemLoader.list_templates, "profsite_listed"):
+        jinja2.FileSystemLoader.list_templates = _listed_once(jinja2.FileSystemLoader.list_templates)
+
+
+def _listed_once(list_templates):
+    """The theme's template files, walked once per serving process: mkdocs lists them for every
+    build and language (a quarter of a second, for folders that ``mkdocs serve`` does not watch)."""
+    listed: dict[tuple, list[str]] = {}
+
+    def once(self):
+        key = (tuple(self.searchpath), self.followlinks)
+        if key not in listed:
+            listed[key] = list_templates(self)
+        return list(listed[key])
+
+    once.profsite_listed = True
+    return once
 
 
 @event_priority(-110)  # after mkdocs-static-i18n (-100) has chosen this language's files
@@ -170,6 +188,7 @@ def on_nav(nav, config, files):
         return nav
     live = importlib.import_module("generators.site.live")
     if _outer_build(config):
+        importlib.import_module("generators.cache").defer_memo_saves(True)  # written at the end: on_shutdown
         settings = importlib.import_module("generators.settings").Settings.from_mkdocs(config)
         i18n.search_entries = []  # the plugin would add this build's entries to every earlier build's
         search = config.plugins.get("material/search") or config.plugins.get("search")
@@ -205,6 +224,12 @@ def on_page_content(html, page, config, files):
         source, extra = getattr(page.file, "profsite_source", (page.file.abs_src_path, ""))
         incremental.record(page, i18n.current_language, _runner(config), page.profsite_deps, source, extra)
     return html
+
+
+def on_shutdown():
+    """The server stops: write the memos its dirty builds kept in memory."""
+    if _incremental() is not None:
+        importlib.import_module("generators.cache").flush_memos()
 
 
 def on_build_error(error):

@@ -42,7 +42,7 @@ import sys
 import jinja2
 
 from generators import claims
-from generators.cache import Memo, ResultCache
+from generators.cache import Memo, ResultCache, memo_at
 from generators.errors import UserError
 from generators.messages import N_
 from generators.render.units import show
@@ -236,7 +236,7 @@ def _compile_through_memo(jenv: jinja2.Environment, cache: ResultCache) -> None:
     shapes the generated code."""
     global _TEMPLATES
     if _TEMPLATES is None or _TEMPLATES.path != _templates_path(cache):
-        _TEMPLATES = Memo(_templates_path(cache), f"{jinja2.__version__} {sys.version}")
+        _TEMPLATES = memo_at(_templates_path(cache), f"{jinja2.__version__} {sys.version}")
     memo, compile_source = _TEMPLATES, jenv.compile
     shaping = [getattr(jenv, name) for name in _SHAPING]
     shaping += [sorted(jenv.extensions), sorted(jenv.filters), sorted(jenv.tests), jenv.undefined.__name__]

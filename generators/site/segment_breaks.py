@@ -43,13 +43,22 @@ def join_wide_lines(html: str) -> str:
         if i + 1 < len(parts):
             pieces.append((parts[i + 1], False))
             visible.append(_OPAQUE if parts[i + 2] else "")
+    # what each piece has beside it: the last visible character before, the first after
+    # (running passes: looking back and forth from every piece was quadratic in a page's tags)
+    befores, last = [], ""
+    for v in visible:
+        befores.append(last)
+        last = v[-1] if v else last
+    afters, first = [""] * len(visible), ""
+    for k in range(len(visible) - 1, -1, -1):
+        afters[k] = first
+        first = visible[k][0] if visible[k] else first
     out = []
     for k, (piece, is_text) in enumerate(pieces):
-        if not is_text:
+        if not is_text or "\n" not in piece:
             out.append(piece)
             continue
-        before = next((v[-1] for v in reversed(visible[:k]) if v), "")
-        after = next((v[0] for v in visible[k + 1 :] if v), "")
+        before, after = befores[k], afters[k]
 
         def join(m: re.Match, piece=piece, before=before, after=after) -> str:
             left = piece[: m.start()].rstrip()

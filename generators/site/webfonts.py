@@ -27,6 +27,7 @@ subset again.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import html
 import io
@@ -39,7 +40,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 
-from generators.cache import ResultCache, code_digest, make_key
+from generators.cache import Memo, ResultCache, code_digest, make_key, memo_for
 from generators.errors import UserError
 from generators.settings import Settings
 
@@ -95,13 +96,37 @@ def wide_characters(text: str) -> list[int]:
     return sorted({ord(c) for c in set(text) if unicodedata.east_asian_width(c) in WIDE})
 
 
+def site_wide_characters(site: Path, memo: Memo | None = None) -> list[int]:
+    """``wide_characters(site_text(site))``, each file's part read once per content (``memo``:
+    sha256 of a file's bytes -> its wide characters, kept between builds: every build asks for
+    the whole site's, and few of its files changed)."""
+    memo = memo or Memo(None, "")
+    found: set[int] = set()
+    files = sorted(site.rglob("*.html"))
+    index = site / SEARCH_INDEX
+    for path in [*files, index] if index.is_file() else files:
+        raw = path.read_bytes()
+        found |= memo.get(hashlib.sha256(raw).hexdigest(), lambda raw=raw, path=path: _wide_of(raw, path == index))
+    return sorted(found)
+
+
+def _wide_of(raw: bytes, search_index: bool) -> frozenset[int]:
+    text = raw.decode("utf-8", errors="replace")
+    if search_index:
+        docs = json.loads(text).get("docs", [])
+        text = "\n".join(f"{d.get('title', '')}\n{html.unescape(d.get('text', ''))}" for d in docs)
+    else:
+        text = html.unescape(_JSON_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), text))
+    return frozenset(wide_characters(text))
+
+
 def find_face(family: str, settings: Settings, field: str) -> FontFace:
     """The face of ``family`` in the project's own font files (``noto-cjk-sans-otc``, pinned in
     requirements.lock): the same bytes on every machine, and no system font is read even where
     one of the same family is installed."""
     from fontTools.ttLib import TTCollection, TTFont
 
-    from generators.render.figures import project_font_files
+    from generators.render.fonts import project_font_files
 
     for path in project_font_files():
         faces = (
@@ -147,12 +172,19 @@ def subset(face: FontFace, codepoints: list[int]) -> Subset:
     return Subset(face.family, buf.getvalue(), tuple(have), missing)
 
 
+@functools.cache
 def _file_digest(path: Path) -> str:
+    """Once per process: the font files are the installed package's."""
     h = hashlib.sha256()
     with path.open("rb") as fh:
         for chunk in iter(lambda: fh.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+@functools.cache
+def _code() -> str:
+    return code_digest([__name__])
 
 
 def cached_subset(face: FontFace, codepoints: list[int], cache: ResultCache) -> Subset:
@@ -161,7 +193,7 @@ def cached_subset(face: FontFace, codepoints: list[int], cache: ResultCache) -> 
         face=face.index,
         font=_file_digest(face.path),
         codepoints=codepoints,
-        code=code_digest([__name__]),
+        code=_code(),
         libraries={d: metadata.version(d) for d in ("fonttools", "brotli")},
     )
     slot = re.sub(r"[^A-Za-z0-9]+", "-", face.family)
@@ -218,7 +250,9 @@ def stylesheet(subsets: list[Subset], settings: Settings) -> str:
 
 def publish(site: Path, settings: Settings) -> list[Subset]:
     """Subset every language's fonts to the site's wide characters; write them and the CSS."""
-    codepoints = wide_characters(site_text(site))
+    memo = memo_for(settings.cache_dir, "webfont-characters", [__name__])
+    codepoints = site_wide_characters(site, memo)
+    memo.save()
     cache = ResultCache(settings.cache_dir)
     subsets: list[Subset] = []
     seen: set[str] = set()
