@@ -34,31 +34,15 @@ def join_wide_lines(html: str) -> str:
     """``html`` with the line breaks between two wide characters of its text removed (also
     across inline tags: ``<b>粗</b>\n体``)."""
     parts = _KEEP.split(html)
-    # re.split gives [text, tag or element, element name (None for a tag), text, ...]
-    pieces: list[tuple[str, bool]] = []  # (piece, is text)
-    visible: list[str] = []  # what each piece shows beside a break: its text, "" for a tag
+    # re.split gives [text, tag or element, element name (None for a tag), text, ...]: the texts
+    # are parts[0::3]; only those holding a line break are looked at, and what they have beside
+    # them is found by looking outward from them (a page has thousands of tags and few breaks)
+    out = parts[:]
     for i in range(0, len(parts), 3):
-        pieces.append((parts[i], True))
-        visible.append("".join(parts[i].split()))
-        if i + 1 < len(parts):
-            pieces.append((parts[i + 1], False))
-            visible.append(_OPAQUE if parts[i + 2] else "")
-    # what each piece has beside it: the last visible character before, the first after
-    # (running passes: looking back and forth from every piece was quadratic in a page's tags)
-    befores, last = [], ""
-    for v in visible:
-        befores.append(last)
-        last = v[-1] if v else last
-    afters, first = [""] * len(visible), ""
-    for k in range(len(visible) - 1, -1, -1):
-        afters[k] = first
-        first = visible[k][0] if visible[k] else first
-    out = []
-    for k, (piece, is_text) in enumerate(pieces):
-        if not is_text or "\n" not in piece:
-            out.append(piece)
+        piece = parts[i]
+        if "\n" not in piece:
             continue
-        before, after = befores[k], afters[k]
+        before, after = _beside(parts, i, -1), _beside(parts, i, 1)
 
         def join(m: re.Match, piece=piece, before=before, after=after) -> str:
             left = piece[: m.start()].rstrip()
@@ -68,5 +52,28 @@ def join_wide_lines(html: str) -> str:
             joined = (_wide(prev_char) and _wide(next_char)) or _punctuation(prev_char) or _punctuation(next_char)
             return "" if joined else m[0]
 
-        out.append(_BREAK.sub(join, piece))
-    return "".join(out)
+        out[i] = _BREAK.sub(join, piece)
+    return "".join(p for k, p in enumerate(out) if k % 3 != 2)
+
+
+def _beside(parts: list, i: int, step: int) -> str:
+    """The visible character nearest to the text ``parts[i]`` before it (``step`` < 0) or after
+    it: a tag shows nothing, a <pre>/<code>/... element counts as an opaque character."""
+    j = i
+    if step < 0:
+        while j >= 3:
+            if parts[j - 1]:  # the element name of the group before: an opaque element
+                return _OPAQUE
+            j -= 3
+            text = parts[j].rstrip()
+            if text:
+                return text[-1]
+    else:
+        while j + 3 < len(parts):
+            if parts[j + 2]:
+                return _OPAQUE
+            j += 3
+            text = parts[j].lstrip()
+            if text:
+                return text[0]
+    return ""
