@@ -41,11 +41,11 @@ class SiteContext:
             _BUILD_RUNNER = self.runner()
         return _BUILD_RUNNER
 
+    def page_path(self, page) -> str:
+        return os.fspath(self.settings.docs_dir / page.file.src_uri)
+
 
 def new_build() -> None:
     """A site build starts (``hooks.on_config`` of the build mkdocs started): a new runner."""
     global _BUILD_RUNNER
     _BUILD_RUNNER = None
-
-    def page_path(self, page) -> str:
-        return os.fspath(self.settings.docs_dir / page.file.src_uri)
