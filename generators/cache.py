@@ -28,6 +28,7 @@ import json
 import os
 import pickle
 import platform
+import shutil
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -242,7 +243,17 @@ class ResultCache:
     def __post_init__(self) -> None:
         self.index = StatIndex(None if self.root is None else self.root / "stat-index.pickle")
 
-    def get_or_compute(self, namespace: str, slot: str, key: str, compute: Callable[[], T]) -> T:
+    def has(self, namespace: str, slot: str, key: str) -> bool:
+        """Whether the entry is stored (a cache without a folder has nothing)."""
+        return self.root is not None and (self.root / namespace / slot / f"{key}.pickle").is_file()
+
+    def get_or_compute(
+        self, namespace: str, slot: str, key: str, compute: Callable[[], T], *, shared: bool = False
+    ) -> T:
+        """The entry ``key`` of ``slot``, computed and stored when missing. ``shared``: ``key``
+        names the value by content alone (a file's bytes), so an entry of the same key in any
+        slot of the namespace serves too: it is linked into this slot (``<namespace>/.by-key/``
+        holds one link of each; a link no slot holds any more is removed)."""
         if self.root is None:
             self.misses += 1
             self.computed.append(f"{namespace}/{slot}")
@@ -258,11 +269,38 @@ class ResultCache:
             pass
         except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
             pass  # an entry from other code that slipped through: recompute and replace it
+        by_key = self.root / namespace / ".by-key" / f"{key}.pickle"
+        if shared and by_key.is_file():
+            try:
+                with by_key.open("rb") as fh:
+                    value = pickle.load(fh)
+                self.hits += 1
+                self._link(by_key, folder, path)
+                return value
+            except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
+                pass
         value = compute()
         self.misses += 1
         self.computed.append(f"{namespace}/{slot}")
         self._store(folder, path, value)
+        if shared:
+            self._link(path, by_key.parent, by_key)
         return value
+
+    @staticmethod
+    def _link(source: Path, folder: Path, path: Path) -> None:
+        """``path`` (in ``folder``) the same file as ``source``, older entries of the folder
+        removed (a slot keeps one entry); in ``.by-key``, links no slot holds are dropped."""
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f".tmp-{os.getpid()}-{path.name}"
+        try:
+            os.link(source, tmp)
+        except OSError:
+            shutil.copyfile(source, tmp)  # no hard links here: a copy does the same
+        os.replace(tmp, path)
+        for old in folder.glob("*.pickle"):
+            if old != path and (folder.name != ".by-key" or old.stat().st_nlink == 1):
+                old.unlink(missing_ok=True)
 
     @staticmethod
     def _store(folder: Path, path: Path, value: object) -> None:

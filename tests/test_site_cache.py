@@ -215,3 +215,39 @@ def test_tracked_dependencies_say_when_what_a_page_asked_for_changed(data, tmp_p
     (data / "in" / "a.txt").write_text("beta")
     assert all(a != b for a, b in zip(later().dep_keys(deps), keys)), "an input changed: both keys move"
     assert runner(data, cache).dep_keys(deps) == (None, None), "names it does not know: unknown, not unchanged"
+
+
+def read_upper(path: Path) -> str:
+    CALLS.append(f"read-{path.name}")
+    return path.read_text().upper()
+
+
+def _files(cat: Catalog, options: dict) -> list[Path]:
+    return sorted((cat.root / "in").glob("*.txt"))
+
+
+def _join(cat: Catalog, options: dict, partials: dict) -> str:
+    return "+".join(partials[p] for p in _files(cat, options))
+
+
+def test_a_file_read_once_serves_every_file_with_the_same_bytes(data, tmp_path):
+    """Per-file partials are keyed by the file's bytes: a copy (another version of a report,
+    another report) is not read again, in the same build or a later one."""
+    from generators.spec import PerFile
+
+    model = Model(
+        name="test-per-file",
+        inputs=_files,
+        compute=_join,
+        per_file=PerFile(files=_files, map=f"{__name__}:read_upper"),
+    )
+    (data / "in" / "b.txt").write_text("alpha")  # a copy of a.txt
+    cache = tmp_path / "cache"
+    assert runner(data, cache).result(model, {})[1] == "ALPHA+ALPHA"
+    assert CALLS == ["read-a.txt"]
+    (data / "in" / "c.txt").write_text("alpha")  # a later copy, in a slot of its own
+    assert runner(data, cache).result(model, {})[1] == "ALPHA+ALPHA+ALPHA"
+    assert CALLS == ["read-a.txt"], "found under its bytes in another file's slot"
+    (data / "in" / "c.txt").write_text("gamma")
+    assert runner(data, cache).result(model, {})[1] == "ALPHA+ALPHA+GAMMA"
+    assert CALLS == ["read-a.txt", "read-c.txt"]

@@ -17,7 +17,7 @@ from: adding a report version computes that version and its "what changed" resul
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import import_module
@@ -69,6 +69,10 @@ class Runner:
     _facts: dict[str, dict[str, Quantity]] = field(default_factory=dict)  # result key -> facts
     _fragments: dict[str, Fragment] = field(default_factory=dict)  # fragment key -> fragment
     _tracking: list[set[Dep]] = field(default_factory=list)
+    _partial_values: dict[str, Any] = field(default_factory=dict)  # partial key -> partial, this build
+    #: called once, before the first entry this runner would compute (generators.site.prefetch)
+    prefetch: Callable[[Runner], None] | None = None
+    _prefetched: bool = False
     _named: dict[str, Model | Unit] = field(default_factory=dict)  # models and units seen, by name
     _codes: dict[frozenset[str], str] = field(default_factory=dict)
     _modules: dict[str, tuple] = field(default_factory=dict)  # module -> (file, imports), for _code
@@ -202,6 +206,7 @@ class Runner:
     def _result(self, model: Model, options: dict[str, str]) -> tuple[str, Any]:
         options, key = self.result_key(model, options)
         if key not in self._results:
+            self._before_computing("results", slot_name(model.name, options), key)
             self._results[key] = self.cache.get_or_compute(
                 "results", slot_name(model.name, options), key, lambda: self._compute(model, options)
             )
@@ -233,7 +238,11 @@ class Runner:
             [(rel, digest)] = files_digest([path], self.catalog.root, self.cache.index)
             key = make_key(kind="partial", map=spec.map, file=digest, code=code, toolchain=toolchain())
             slot = slot_name(f"{model.name}.file", {"file": rel})
-            out[path] = self.cache.get_or_compute("partials", slot, key, lambda p=path: function(p))
+            if key not in self._partial_values:  # the same bytes twice in one build: read once
+                self._partial_values[key] = self.cache.get_or_compute(
+                    "partials", slot, key, lambda p=path: function(p), shared=True
+                )
+            out[path] = self._partial_values[key]
         return out
 
     def fragment_key(self, unit: Unit, options: dict[str, str], language: str) -> tuple[str, str]:
@@ -269,6 +278,7 @@ class Runner:
                 result = self._result(unit.model, {k: v for k, v in options.items() if k in unit.model.options})[1]
                 return _render_function(unit)(result, self.translator(language), render_options)
 
+            self._before_computing("fragments", slot, key)
             self._fragments[key] = self.cache.get_or_compute("fragments", slot, key, render)
             self.cache.index.save()
         return self._fragments[key]
@@ -287,10 +297,30 @@ class Runner:
         self._asked("facts", model, options)
         resolved, key = self._facts_key(model, options)
         if key not in self._facts:
+            self._before_computing("facts", slot_name(model.name, resolved), key)
             self._facts[key] = self.cache.get_or_compute(
                 "facts", slot_name(model.name, resolved), key, lambda: model.facts(self._result(model, resolved)[1])
             )
         return self._facts[key]
+
+    # -- where things are in the cache (generators.site.prefetch) ----------------------------------
+    def _before_computing(self, namespace: str, slot: str, key: str) -> None:
+        """The first time this runner is about to compute something (the cache lacks it), its
+        ``prefetch`` computes everything the build will ask for, on every core."""
+        if self.prefetch is not None and not self._prefetched and not self.cache.has(namespace, slot, key):
+            self._prefetched = True
+            self.prefetch(self)
+
+    def result_entry(self, model: Model, options: dict[str, str]) -> tuple[str, str, str]:
+        resolved, key = self.result_key(model, options)
+        return "results", slot_name(model.name, resolved), key
+
+    def fragment_entry(self, unit: Unit, options: dict[str, str], language: str) -> tuple[str, str, str]:
+        return ("fragments", *self.fragment_key(unit, options, language))
+
+    def facts_entry(self, model: Model, options: dict[str, str]) -> tuple[str, str, str]:
+        resolved, key = self._facts_key(model, options)
+        return "facts", slot_name(model.name, resolved), key
 
     def _facts_key(self, model: Model, options: dict[str, str]) -> tuple[dict[str, str], str]:
         resolved, result_key = self.result_key(model, options)

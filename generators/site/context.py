@@ -38,7 +38,10 @@ class SiteContext:
         :func:`new_build`."""
         global _BUILD_RUNNER
         if _BUILD_RUNNER is None or _BUILD_RUNNER.settings != self.settings:
+            from generators.site import prefetch
+
             _BUILD_RUNNER = self.runner()
+            _BUILD_RUNNER.prefetch = prefetch.run  # a cold build computes on every core
         return _BUILD_RUNNER
 
     def page_path(self, page) -> str:

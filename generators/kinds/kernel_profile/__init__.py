@@ -14,7 +14,7 @@ from pathlib import Path
 from generators.kinds.kernel_profile import changes, detect, model
 from generators.kinds.kernel_profile.config import Config
 from generators.kinds.kind import Kind
-from generators.spec import REPORT_OPTIONS, Model, Unit
+from generators.spec import REPORT_OPTIONS, Model, PerFile, Unit
 
 
 def _facts(result):
@@ -26,7 +26,14 @@ def _version_files(config: Config) -> list[str]:
     return sorted({f for v in config.variants.values() for f in (v.timeline, v.metrics) if f})
 
 
-MODEL = Model(name="kernel_profile", inputs=model.inputs, compute=model.compute, facts=_facts, options=REPORT_OPTIONS)
+MODEL = Model(
+    name="kernel_profile",
+    inputs=model.inputs,
+    compute=model.compute,
+    facts=_facts,
+    options=REPORT_OPTIONS,
+    per_file=PerFile(files=model.variant_files, map="generators.kinds.kernel_profile.model:read_file"),
+)
 CHANGES = Model(
     name="kernel_profile_changes", inputs=None, compute=changes.compute, uses=changes.uses, options=changes.OPTIONS
 )

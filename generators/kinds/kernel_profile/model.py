@@ -96,7 +96,43 @@ def inputs(cat: Catalog, options: dict[str, str]) -> list:
     return paths + [p for p in extra if p.is_file()]
 
 
-def compute(cat: Catalog, options: dict[str, str]) -> KernelProfile:
+@dataclass(frozen=True)
+class TimelineFile:
+    """A variant's timeline as read (the model's per-file map)."""
+
+    timeline: object  # readers.timeline.Timeline
+    ops: object | None  # readers.kineto_ops.OpShapes of a Kineto trace
+
+
+@dataclass(frozen=True)
+class MetricsFile:
+    """A variant's Nsight Compute raw page as read, with its launch table."""
+
+    ncu: object  # readers.ncu_csv.NcuReport
+    launches: pd.DataFrame
+
+
+def read_file(path) -> TimelineFile | MetricsFile:
+    """One file of a variant read, whichever its role: a timeline (Kineto trace or nsys
+    export, with the trace's operator shapes) or an Nsight Compute page, told apart by their
+    content. Depends on the file's bytes only, so the runner caches it per file: a version
+    whose trace is unchanged (or another report's copy of it) does not read it again."""
+    if detect.detect_format(path) in detect.TIMELINE_READERS:
+        timeline = detect.read_kernels(path)
+        return TimelineFile(timeline, kineto_ops.read(path) if timeline.format == KINETO else None)
+    ncu = ncu_csv.read(path)
+    with about(path):
+        return MetricsFile(ncu, launch_table(ncu))
+
+
+def variant_files(cat: Catalog, options: dict[str, str]) -> list:
+    """The files the per-file map reads: every variant's timeline and metrics."""
+    ref, config = report_model.ref_and_config(cat, options, Config)
+    return [p for variant in _files(cat, ref, config).values() for p in variant.values()]
+
+
+def compute(cat: Catalog, options: dict[str, str], partials: dict | None = None) -> KernelProfile:
+    """``partials``: :func:`read_file` of each of :func:`variant_files` (read here when None)."""
     from generators.kinds.kernel_profile.facts import facts
 
     ref, config = report_model.ref_and_config(cat, options, Config)
@@ -116,14 +152,13 @@ def compute(cat: Catalog, options: dict[str, str]) -> KernelProfile:
     steps = meta.workload.get("traced_decode_steps") if meta else None
     steps = steps if isinstance(steps, int) and steps > 0 else None
     variants, names = {}, {}
+    partials = partials if partials is not None else {}
     for variant, paths in _files(cat, ref, config).items():
-        timeline = detect.read_kernels(paths["timeline"])
-        ops = kineto_ops.read(paths["timeline"]) if timeline.format == KINETO else None
+        read = {k: partials[p] if p in partials else read_file(p) for k, p in paths.items()}
+        timeline, ops = read["timeline"].timeline, read["timeline"].ops
         ncu = launches = None
-        if "metrics" in paths:
-            ncu = ncu_csv.read(paths["metrics"])
-            with about(paths["metrics"]):
-                launches = launch_table(ncu)
+        if "metrics" in read:
+            ncu, launches = read["metrics"].ncu, read["metrics"].launches
         with about(paths["timeline"]):
             variants[variant] = analysis.analyse(
                 timeline, ops, ncu, launches, rules, config, variant, roofs, sm_count, steps

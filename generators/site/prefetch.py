@@ -1,0 +1,179 @@
+"""What a site build will ask the runner for, computed on every core before the pages need it.
+
+mkdocs renders the pages one after another, and a page's macros compute its report's model
+and draw its figures as they are asked: a cold build used one core. So the first time a
+build's runner misses the cache (``Runner.prefetch``), this module plans everything the
+site's pages ask for - the ``unit``, ``value``, ``claim`` and ``fact`` calls in the Jinja of
+every page source of every language, on every version of a report page - and runs what the
+cache lacks in a process pool, one task per model result (the result, then its facts and
+fragments in every language, all in the process that holds the result). The build then finds
+every entry in the cache. Each entry is a pure function of its key, so the site is the same
+bytes whichever process made which entry.
+
+Anything that fails in a worker is left for the build itself, which reports it as it always
+did (one line naming the page); warnings a worker raised are logged by the build.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+
+import jinja2
+from jinja2 import nodes
+from mkdocs.utils.meta import get_data
+
+from generators.errors import UserError
+from generators.sections.runner import Runner
+from generators.settings import Settings
+
+log = logging.getLogger("mkdocs.plugins.profsite.prefetch")
+
+#: the page macros that ask the runner for something: (name, arguments)
+CALLS = ("unit", "value", "claim", "fact")
+
+
+@dataclass
+class Task:
+    """Everything asked of one model with one set of options."""
+
+    model: str
+    options: dict[str, str]
+    facts: bool = False
+    fragments: list[tuple[str, dict[str, str], str]] = field(default_factory=list)  # (unit, options, language)
+
+
+def _calls(source: str) -> list[tuple[str, list, dict]]:
+    """(macro, constant arguments, constant keyword arguments) of every call in a page's Jinja."""
+    try:
+        tree = jinja2.Environment().parse(source)
+    except jinja2.TemplateSyntaxError:
+        return []  # the build says what is wrong
+    out = []
+    for call in tree.find_all(nodes.Call):
+        if not isinstance(call.node, nodes.Name) or call.node.name not in CALLS:
+            continue
+        try:
+            args = [a.as_const() for a in call.args]
+            kwargs = {k.key: str(k.value.as_const()) for k in call.kwargs}
+        except nodes.Impossible:
+            continue
+        out.append((call.node.name, args, kwargs))
+    return out
+
+
+def plan(runner: Runner) -> list[Task]:
+    """The tasks of every page source (each language's folder under docs/), every version."""
+    from generators.kinds import kind_of, read_config
+    from generators.sections import MODELS, UNITS
+
+    settings, catalog = runner.settings, runner.catalog
+    tasks: dict[tuple, Task] = {}
+
+    def task(model: str, options: dict[str, str]) -> Task:
+        resolved = runner.resolve(MODELS[model], options)
+        key = (model, tuple(sorted(resolved.items())))
+        if key not in tasks:
+            tasks[key] = Task(model, resolved)
+        return tasks[key]
+
+    for language in settings.codes:
+        for path in sorted((settings.docs_dir / language).rglob("*.md")):
+            source = path.read_text(encoding="utf-8")
+            _, meta = get_data(source)
+            report = str(meta.get("report")) if isinstance(meta, dict) and meta.get("report") else None
+            try:
+                versions = catalog.versions(report) if report else [None]
+                kind_model = kind_of(read_config(catalog, report)).models[0].name if report else None
+            except UserError:
+                continue  # the page's macros say what is wrong
+            calls = _calls(source)
+            for version in versions:
+                for name, args, kwargs in calls:
+                    try:
+                        if name == "unit" and args and args[0] in UNITS:
+                            unit = UNITS[args[0]]
+                            options = _with_page(unit.model, kwargs, report, version)
+                            model_options = {k: v for k, v in options.items() if k in unit.model.options}
+                            task(unit.model.name, model_options).fragments.append((unit.name, options, language))
+                        elif name in ("value", "fact", "claim"):
+                            model = args[0] if name == "value" and args else kwargs.pop("model", kind_model)
+                            kwargs.pop("unit", None)
+                            if model in MODELS and MODELS[model].facts is not None:
+                                task(model, _with_page(MODELS[model], kwargs, report, version)).facts = True
+                    except UserError:
+                        continue
+    return list(tasks.values())
+
+
+def _with_page(model, options: dict[str, str], report: str | None, version: str | None) -> dict[str, str]:
+    out = dict(options)
+    if model.per_report and report and "report" not in out:
+        out["report"] = report
+        if version:
+            out["version"] = version
+    return out
+
+
+def missing(runner: Runner, tasks: list[Task]) -> list[Task]:
+    """The tasks with something the cache lacks."""
+    from generators.sections import MODELS, UNITS
+
+    out = []
+    for t in tasks:
+        model = MODELS[t.model]
+        try:
+            needed = [runner.fragment_entry(UNITS[u], o, lang) for u, o, lang in t.fragments]
+            if t.facts:
+                needed.append(runner.facts_entry(model, t.options))
+            if not needed:
+                needed.append(runner.result_entry(model, t.options))
+        except UserError:
+            continue  # the build says what is wrong
+        if not all(runner.cache.has(*n) for n in needed):
+            out.append(t)
+    return out
+
+
+def run(runner: Runner) -> None:
+    """``Runner.prefetch``: plan, then compute what is missing on every core."""
+    if runner.cache.root is None:
+        return
+    todo = missing(runner, plan(runner))
+    workers = min(len(todo), os.cpu_count() or 1)
+    if workers < 2:
+        return  # one task: the build does it where it stands
+    log.info("computing %d report versions and sections on %d processes", len(todo), workers)
+    # spawn: mkdocs serve has threads (its server, the file watcher), which fork would copy half-way
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        for caught in pool.map(_work, [runner.settings] * len(todo), todo):
+            for message in caught:
+                logging.getLogger("py.warnings").warning(message)
+
+
+def _work(settings: Settings, task: Task) -> list[str]:
+    """In a worker: the task's result, facts and fragments into the cache; the warnings raised."""
+    from generators.sections import MODELS, UNITS
+
+    runner = Runner.for_settings(settings)
+    model = MODELS[task.model]
+    caught: list[str] = []
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        try:
+            if task.facts:
+                runner.facts(model, task.options)
+            for unit, options, language in task.fragments:
+                runner.fragment(UNITS[unit], options, language)
+            if not task.facts and not task.fragments:
+                runner.result(model, task.options)
+        except Exception:  # noqa: BLE001 - the build computes it again and reports it, naming the page
+            pass
+        caught = [f"{Path(w.filename).name}:{w.lineno}: {w.category.__name__}: {w.message}" for w in seen]
+    runner.cache.index.save()
+    return caught
