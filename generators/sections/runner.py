@@ -17,6 +17,8 @@ from: adding a report version computes that version and its "what changed" resul
 
 from __future__ import annotations
 
+import hashlib
+import pickle
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -65,6 +67,7 @@ class Runner:
     _keys: dict[str, str] = field(default_factory=dict)  # (model, options) -> result key
     _fragment_keys: dict[tuple, tuple[str, str]] = field(default_factory=dict)  # (unit, options, language) -> key
     _catalogs: dict[str, str] = field(default_factory=dict)  # language -> its catalog's digest
+    _contents: dict[str, str] = field(default_factory=dict)  # result key -> digest of the result
     _results: dict[str, Any] = field(default_factory=dict)  # result key -> result
     _facts: dict[str, dict[str, Quantity]] = field(default_factory=dict)  # result key -> facts
     _fragments: dict[str, Fragment] = field(default_factory=dict)  # fragment key -> fragment
@@ -185,8 +188,8 @@ class Runner:
             what = self._named.get(dep.name) or _registered(dep.kind, dep.name)
             if what is None:
                 return None
-            if dep.kind == "result":
-                return self.result_key(what, options)[1]
+            if dep.kind == "result":  # what it holds: a page that reads it changes only when that does
+                return self.result_content(what, options)
             if dep.kind == "facts":
                 return self._facts_key(what, options)[1]
             if dep.kind == "fragment":
@@ -194,6 +197,15 @@ class Runner:
         except UserError:
             return None
         return None
+
+    def result_content(self, model: Model, options: dict[str, str]) -> str:
+        """A digest of the result itself (not of its inputs): a page that asks for a whole result
+        (the version selector asks for the list of reports) is rebuilt only when it changed, not
+        whenever one of its many inputs did. Computed or loaded: meant for cheap results."""
+        key = self.result_key(model, options)[1]
+        if key not in self._contents:
+            self._contents[key] = hashlib.sha256(pickle.dumps(self._result(model, options)[1], protocol=5)).hexdigest()
+        return self._contents[key]
 
     def dep_keys(self, deps) -> tuple[str | None, ...]:
         return tuple(self.dep_key(d) for d in sorted(deps))

@@ -270,10 +270,6 @@ def on_pre_page_macros(env) -> None:
         runner.versions_asked(str(report))
 
 
-def on_post_page_macros(env) -> None:
-    SiteContext.from_mkdocs(env.conf).build_runner().stop_tracking(env.page.profsite_deps)
-
-
 LOG = logging.getLogger("mkdocs.plugins.profsite")
 
 
@@ -292,7 +288,11 @@ def on_post_build(env) -> None:
 
 
 def on_post_page_macros(env) -> None:
-    """After a page's macros: the version selector under a report page's title."""
-    block = env.profsite_selector()
-    if block:
-        env.markdown = selector.insert(env.markdown, block)
+    """After a page's macros: the version selector under a report page's title; what the page
+    asked the runner for (the selector's list of versions included) is recorded up to here."""
+    try:
+        block = env.profsite_selector()
+        if block:
+            env.markdown = selector.insert(env.markdown, block)
+    finally:
+        env.profsite_runner.stop_tracking(env.page.profsite_deps)

@@ -35,7 +35,7 @@ from generators.settings import Settings
 log = logging.getLogger("mkdocs.plugins.profsite.prefetch")
 
 #: the page macros that ask the runner for something: (name, arguments)
-CALLS = ("unit", "value", "claim", "fact")
+CALLS = ("unit", "value", "claim", "fact", "has_fact")
 
 
 @dataclass
@@ -101,7 +101,7 @@ def plan(runner: Runner) -> list[Task]:
                             options = _with_page(unit.model, kwargs, report, version)
                             model_options = {k: v for k, v in options.items() if k in unit.model.options}
                             task(unit.model.name, model_options).fragments.append((unit.name, options, language))
-                        elif name in ("value", "fact", "claim"):
+                        elif name in ("value", "fact", "has_fact", "claim"):
                             model = args[0] if name == "value" and args else kwargs.pop("model", kind_model)
                             kwargs.pop("unit", None)
                             if model in MODELS and MODELS[model].facts is not None:
