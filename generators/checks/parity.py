@@ -169,6 +169,21 @@ def read_page(site: Path, path: Path) -> Page:
     return page
 
 
+_PANEL, _SLOT = b'<section class="ps-review"', b'<div class="ps-review-slot"></div>'
+
+
+def _without_review(page: bytes) -> bytes:
+    """A page's bytes without its review panel (or the place it goes), which the check skips:
+    the key of what the page shows stays the same when only its review threads changed. The
+    panel ends with the last ``</section>`` of the article (comments hold no raw HTML)."""
+    start = page.find(_PANEL)
+    if start < 0:
+        return page.replace(_SLOT, b"", 1)
+    article_end = page.find(b"</article>", start)
+    end = page.rfind(b"</section>", start, article_end if article_end >= 0 else len(page))
+    return page if end < 0 else page[:start] + page[end + len(b"</section>") :]
+
+
 def _resolve(url: str, href: str) -> str:
     """The site-relative file that ``href`` on the page ``url`` points at."""
     target = urlsplit(href).path
@@ -286,7 +301,7 @@ def check_site(site: Path, memo: Memo | None = None) -> Result:
             page = read_page(site, path)
         else:
             url = path.relative_to(site).as_posix()
-            key = hashlib.sha256(url.encode() + b"\0" + path.read_bytes()).hexdigest()
+            key = hashlib.sha256(url.encode() + b"\0" + _without_review(path.read_bytes())).hexdigest()
 
             def read(path=path) -> tuple:
                 page = read_page(site, path)

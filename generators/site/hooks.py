@@ -226,6 +226,25 @@ def on_page_content(html, page, config, files):
     return html
 
 
+#: seconds between two looks at the watched folders under dirty serving (mkdocs: 0.5, a
+#: quarter of a second of waiting on average before a rebuild even starts)
+POLL_S = 0.1
+
+
+def on_serve(server, config, builder):
+    """Under dirty serving, look for changes every :data:`POLL_S`: mkdocs' file watcher polls
+    (watchdog's PollingObserver) and a rebuild now takes about a second, so the wait counted."""
+    if _incremental() is None:
+        return server
+    try:
+        server.observer._timeout = POLL_S  # the folders watched from now on (data/, generators/, ...)
+        for emitter in server.observer.emitters:  # and the ones watched already (docs/, mkdocs.yml)
+            emitter._timeout = POLL_S
+    except AttributeError:  # another watchdog: its own interval
+        pass
+    return server
+
+
 def on_shutdown():
     """The server stops: write the memos its dirty builds kept in memory."""
     if _incremental() is not None:
