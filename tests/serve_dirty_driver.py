@@ -47,6 +47,14 @@ def main(project: Path, site: Path, clean_site: Path, out: Path) -> None:
         loaded.site_url = SERVE_URL
         return loaded
 
+    def rebuild() -> None:
+        """One edit's builds, as mkdocs' server runs them: a second one when pages wait for it."""
+        from generators.site import live
+
+        build(config(site), serve_url=SERVE_URL, dirty=True)
+        if live.STATE.get("later"):
+            build(config(site), serve_url=SERVE_URL, dirty=True)
+
     stages = {}
     first = config(site)
     first.plugins.on_startup(command="serve", dirty=True)
@@ -55,14 +63,14 @@ def main(project: Path, site: Path, clean_site: Path, out: Path) -> None:
 
     page = Path(PROSE_PAGE)
     page.write_text(page.read_text(encoding="utf-8") + f"\n{PROSE}\n", encoding="utf-8")
-    build(config(site), serve_url=SERVE_URL, dirty=True)
+    rebuild()
     stages["prose"] = files(site)
 
     path = Path(CONFIG)
     text, n = re.subn(r"^top_waits: \d+$", f"top_waits: {TOP_WAITS}", path.read_text(encoding="utf-8"), flags=re.M)
     assert n == 1, f"{CONFIG} has no top_waits line"
     path.write_text(text, encoding="utf-8")
-    build(config(site), serve_url=SERVE_URL, dirty=True)
+    rebuild()
     stages["config"] = files(site)
 
     sys.argv.remove("--dirty")

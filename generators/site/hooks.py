@@ -236,6 +236,7 @@ def on_serve(server, config, builder):
     (watchdog's PollingObserver) and a rebuild now takes about a second, so the wait counted."""
     if _incremental() is None:
         return server
+    importlib.import_module("generators.site.live").STATE["server"] = server  # for _rebuild_next
     try:
         server.observer._timeout = POLL_S  # the folders watched from now on (data/, generators/, ...)
         for emitter in server.observer.emitters:  # and the ones watched already (docs/, mkdocs.yml)
@@ -284,5 +285,16 @@ def on_post_build(config):
         incremental.merge_search(Path(config.site_dir))
     settings = importlib.import_module("generators.settings").Settings.from_mkdocs(config)
     importlib.import_module("generators.site.webfonts").publish(Path(config.site_dir), settings)
-    if incremental is not None:
-        incremental.commit()
+    if incremental is not None and incremental.commit():
+        _rebuild_next()
+
+
+def _rebuild_next() -> None:
+    """Ask mkdocs' server for another build once this one is done (pages wait for it)."""
+    server = importlib.import_module("generators.site.live").STATE.get("server")
+    try:
+        with server._rebuild_cond:
+            server._want_rebuild = True
+            server._rebuild_cond.notify_all()
+    except AttributeError:  # no server (a test's builds), or another mkdocs: the next edit rebuilds them
+        pass

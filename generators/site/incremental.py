@@ -20,6 +20,9 @@ record of each page's last successful build (kept across builds in ``generators.
 * every page is rebuilt when the navigation may have changed (a page added or removed, a
   title changed, ``mkdocs.yml`` changed) or when the site's own code changed (the macros,
   hooks, publishing and review code; the models' and renderers' code is in the cache keys);
+* the pages made from an edited source besides its own (its older versions', its "what
+  changed" pages) are rebuilt by a second build that starts as soon as the first is done, so
+  the page being edited is back first;
 * pages not rebuilt keep their title in the navigation (:func:`restore_titles`);
 * the search index keeps the entries of the pages not rebuilt (:func:`merge_search`).
 
@@ -145,12 +148,19 @@ def plan(config, runner: Runner, docs_dir: Path, languages: tuple[str, ...]) -> 
             if (rec.language, rec.norm) in stale and rec.source_path and heading_of(rec.source_path) != rec.heading:
                 full = True
                 break
-    live.STATE["full"] = full
-    live.STATE["stale"] = stale
+    later: set[tuple[str, str]] = set()
+    if not full and any(not records[k].extra for k in stale):
+        # pages made from a changed source (older versions, "what changed") wait for the next
+        # build, which starts right after this one: the page being edited shows first
+        later = {k for k in stale if records[k].extra}
+        stale -= later
+    live.STATE.update(full=full, stale=stale, later=later)
     if full:
         log.info("incremental: rebuilding every page")
     else:
         log.info("incremental: rebuilding %s", ", ".join(f"{n} ({lang})" for lang, n in sorted(stale)) or "no page")
+        if later:
+            log.info("incremental: next, %s", ", ".join(f"{n} ({lang})" for lang, n in sorted(later)))
 
 
 def apply(files: Files, language: str) -> None:
@@ -193,14 +203,16 @@ def record(page, language: str, runner: Runner, deps: set[Dep], source_path: str
     )
 
 
-def commit() -> None:
-    """The build succeeded: its records replace the old ones; pages gone are forgotten."""
+def commit() -> bool:
+    """The build succeeded: its records replace the old ones; pages gone are forgotten. True
+    when pages wait for the next build (:func:`plan`)."""
     records = _records()
     records.update(live.STATE.pop("pending", {}))
     seen = live.STATE.get("seen", set())
     for key in [k for k in records if k not in seen]:
         del records[key]
     live.STATE["shape"] = live.STATE.pop("shape_next", None)
+    return bool(live.STATE.get("later"))
 
 
 def abort() -> None:
