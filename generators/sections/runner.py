@@ -162,6 +162,14 @@ class Runner:
             for deps in self._tracking:
                 deps.add(dep)
 
+    def asked(self, kind: str, what: Model | Unit, options: dict[str, str], language: str = "") -> None:
+        """Record that ``what`` was asked for without asking (its product kept elsewhere)."""
+        self._asked(kind, what, options, language)
+
+    def code(self, modules: set[str]) -> str:
+        """The code digest of ``modules`` (and what they import), once per build."""
+        return self._code(modules)
+
     def know(self, *things: Model | Unit) -> Runner:
         """Models and units that :meth:`dep_key` may find by name besides the registered ones."""
         self._named.update((t.name, t) for t in things)

@@ -32,6 +32,7 @@ without a file of its own (an unknown unit, a bad option) is re-raised naming th
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import hashlib
 import html
@@ -42,15 +43,14 @@ import sys
 import jinja2
 
 from generators import claims
-from generators.cache import Memo, ResultCache, memo_at
+from generators.cache import Memo, ResultCache, make_key, memo_at
 from generators.errors import UserError
 from generators.messages import N_
 from generators.render.units import show
 from generators.sections import MODELS, UNITS
-from generators.site import selector
+from generators.site import publish, selector
 from generators.site.context import SiteContext
 from generators.site.ids import PageScope
-from generators.site.publish import page_markdown
 
 
 def define_env(env) -> None:
@@ -97,18 +97,39 @@ def define_env(env) -> None:
     def unit(name: str, **options) -> str:
         if name not in UNITS:
             raise UserError(None, f"unknown unit {name!r}; known: {', '.join(sorted(UNITS))}")
-        u = UNITS[name]
-        fragment = runner.fragment(u, page_options(u.model, options), language())
-        return page_markdown(
-            fragment,
-            name,
-            scope(),
-            runner.translator(language()),
-            page=env.page,
-            files=env.variables["files"],
-            config=env.conf,
-            default_language=default_language,
+        u, lang, page = UNITS[name], language(), env.page
+        options = page_options(u.model, options)
+        slot, fragment_key = runner.fragment_key(u, options, lang)
+        runner.asked("fragment", u, options, lang)
+        page_scope, src = scope(), page.file.src_uri
+        key = make_key(
+            kind="published",
+            fragment=fragment_key,
+            unit=name,
+            scope=dataclasses.astuple(page_scope),
+            page=src,
+            language=lang,
+            default=default_language,
+            code=runner.code({publish.__name__}),
         )
+        published = f"{slot}-{hashlib.sha256(src.encode()).hexdigest()[:12]}"
+        made = []
+
+        def publish_fragment() -> tuple[str, list]:
+            added: list[tuple[str, bytes]] = []
+            markdown = publish.page_markdown(
+                runner.fragment(u, options, lang), name, page_scope, runner.translator(lang), page=page,
+                files=env.variables["files"], config=env.conf, default_language=default_language, added=added,
+            )  # fmt: skip
+            made.append(True)
+            return markdown, added
+
+        # the markdown and files a fragment makes on a page, kept: a warm build does not load the
+        # fragment nor build its HTML tables and CSVs again (a tenth of a build)
+        markdown, added = runner.cache.get_or_compute("published", published, key, publish_fragment)
+        if not made:
+            publish.add_files(added, page, env.variables["files"], env.conf, default_language)
+        return markdown
 
     @env.macro
     @naming_the_page

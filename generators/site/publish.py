@@ -40,20 +40,31 @@ DASH = "—"
 
 
 def page_markdown(
-    fragment: Fragment, unit: str, scope: PageScope, tr: Translator, *, page, files: Files, config, default_language: str
+    fragment: Fragment,
+    unit: str,
+    scope: PageScope,
+    tr: Translator,
+    *,
+    page,
+    files: Files,
+    config,
+    default_language: str,
+    added: list[tuple[str, bytes]] | None = None,
 ) -> str:
+    """The fragment's markdown for ``page``; its tables' CSVs and its figures are added to
+    ``files`` (and listed in ``added``, to be added again by :func:`add_files`)."""
     out = []
     for piece in fragment.pieces:
         if isinstance(piece, Markdown):
             out.append(piece.text.replace("](@/", "](" + root_prefix(page)))
         elif isinstance(piece, Table):
             tid = scope.piece_id(unit, piece.key)
-            link = _add_file(f"{TABLES}/{tid}.csv", csv_bytes(piece), page, files, config, default_language)
+            link = _add_file(f"{TABLES}/{tid}.csv", csv_bytes(piece), page, files, config, default_language, added)
             label = tr.gettext(N_("Download CSV"))
             out.append(table_html(piece, unit, scope) + f'\n[{tables.text(label)}]({link}){{ .ps-csv download="{tid}.csv" }}\n')
         elif isinstance(piece, Figure):
             fid = scope.piece_id(unit, piece.key)
-            link = _add_file(f"{FIGURES}/{fid}.svg", piece.svg, page, files, config, default_language)
+            link = _add_file(f"{FIGURES}/{fid}.svg", piece.svg, page, files, config, default_language, added)
             caption = f"  <figcaption>{html.escape(piece.caption)}</figcaption>\n" if piece.caption else ""
             anchor = html.escape(scope.anchor(unit, piece.key))
             out.append(
@@ -145,8 +156,18 @@ def _csv_value(value) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
-def _add_file(path: str, content: bytes, page, files: Files, config, default_language: str) -> str:
+def add_files(added: list[tuple[str, bytes]], page, files: Files, config, default_language: str) -> None:
+    """The files :func:`page_markdown` added, added again (its markdown kept from an earlier build)."""
+    for path, content in added:
+        _add_file(path, content, page, files, config, default_language)
+
+
+def _add_file(
+    path: str, content: bytes, page, files: Files, config, default_language: str, added: list | None = None
+) -> str:
     """Register a generated file next to the page's language; its link relative to the page."""
+    if added is not None:
+        added.append((path, content))
     language = page.file.locale
     src_uri = f"{language}/{path}"
     existing = files.src_uris.get(src_uri)
