@@ -26,8 +26,9 @@ $(STAMP): requirements.lock pyproject.toml
 build: $(STAMP)
 	$(BIN)/python -m generators build-site --site-dir site
 
-# Review: rebuilds on changes under docs/, data/, generators/, locales/ (unchanged generators
-# come from .cache/). No .pyc writes under generators/, which mkdocs would see as a change.
+# Review: rebuilds on changes under docs/, data/, generators/, locales/ - only the pages whose
+# inputs changed (--dirty: generators/site/incremental.py; unchanged results come from .cache/).
+# No .pyc writes under generators/, which mkdocs would see as a change.
 serve: $(STAMP)
 	PYTHONDONTWRITEBYTECODE=1 NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dirty
 
