@@ -39,8 +39,9 @@ from generators.spec import Model, Unit
 @dataclass(frozen=True, order=True)
 class Dep:
     """One thing a computation asked the runner for (picklable: names, not objects): a
-    model's ``result`` or ``facts``, a unit's ``fragment`` in a ``language``, or a language's
-    message ``catalog``. Its key now (:meth:`Runner.dep_key`) says whether it changed."""
+    model's ``result`` (or its ``content``) or ``facts``, a unit's ``fragment`` in a
+    ``language``, a language's message ``catalog``, a report's ``versions``. Its key now
+    (:meth:`Runner.dep_key`) says whether it changed."""
 
     kind: str
     name: str
@@ -196,7 +197,9 @@ class Runner:
             what = self._named.get(dep.name) or _registered(dep.kind, dep.name)
             if what is None:
                 return None
-            if dep.kind == "result":  # what it holds: a page that reads it changes only when that does
+            if dep.kind == "result":
+                return self.result_key(what, options)[1]
+            if dep.kind == "content":  # what it holds: a page that reads it changes only when that does
                 return self.result_content(what, options)
             if dep.kind == "facts":
                 return self._facts_key(what, options)[1]
@@ -218,9 +221,11 @@ class Runner:
     def dep_keys(self, deps) -> tuple[str | None, ...]:
         return tuple(self.dep_key(d) for d in sorted(deps))
 
-    def result(self, model: Model, options: dict[str, str]) -> tuple[str, Any]:
-        """(cache key, result) of ``model`` with resolved ``options``; computed once per build at most."""
-        self._asked("result", model, options)
+    def result(self, model: Model, options: dict[str, str], *, by_content: bool = False) -> tuple[str, Any]:
+        """(cache key, result) of ``model`` with resolved ``options``; computed once per build at most.
+        ``by_content``: what asks depends on the result's content, not its key (``result_content``;
+        for cheap results that many pages read whole, such as the list of reports)."""
+        self._asked("content" if by_content else "result", model, options)
         return self._result(model, options)
 
     def _result(self, model: Model, options: dict[str, str]) -> tuple[str, Any]:

@@ -191,7 +191,9 @@ def define_env(env) -> None:
         report = meta.get("report")
         if not report or str(report) not in runner.catalog.reports():
             return None
-        reports = {r.report: r for r in runner.result(MODELS["reports"], {})[1]}
+        # by content: a page with a selector is rebuilt when the list of versions changes, not whenever
+        # any report.yml does (generators.site.incremental)
+        reports = {r.report: r for r in runner.result(MODELS["reports"], {}, by_content=True)[1]}
         info = reports.get(str(report))
         if info is None:  # a page of a report without report.yml: its units say so
             return None
