@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
@@ -68,7 +70,8 @@ def _calls(source: str) -> list[tuple[str, list, dict]]:
 
 
 def plan(runner: Runner) -> list[Task]:
-    """The tasks of every page source (each language's folder under docs/), every version."""
+    """The tasks of every page source (each language's folder under docs/) on every version of
+    its report, and of every "what changed" page (its kind's template, each pair of versions)."""
     from generators.kinds import kind_of, read_config
     from generators.sections import MODELS, UNITS
 
@@ -82,41 +85,68 @@ def plan(runner: Runner) -> list[Task]:
             tasks[key] = Task(model, resolved)
         return tasks[key]
 
+    def page(calls: list, language: str, meta: dict[str, str], kind_model: str | None) -> None:
+        for name, args, call_options in calls:
+            kwargs = dict(call_options)
+            try:
+                if name == "unit" and args and args[0] in UNITS:
+                    unit = UNITS[args[0]]
+                    options = _with_page(unit.model, kwargs, meta)
+                    model_options = {k: v for k, v in options.items() if k in unit.model.options}
+                    task(unit.model.name, model_options).fragments.append((unit.name, options, language))
+                elif name in ("value", "fact", "has_fact", "claim"):
+                    model = args[0] if name == "value" and args else kwargs.pop("model", kind_model)
+                    kwargs.pop("unit", None)
+                    if model in MODELS and MODELS[model].facts is not None:
+                        task(model, _with_page(MODELS[model], kwargs, meta)).facts = True
+            except UserError:
+                continue  # the page's macros say what is wrong
+
     for language in settings.codes:
         for path in sorted((settings.docs_dir / language).rglob("*.md")):
             source = path.read_text(encoding="utf-8")
             _, meta = get_data(source)
             report = str(meta.get("report")) if isinstance(meta, dict) and meta.get("report") else None
+            if report is None:
+                page(_calls(source), language, {}, None)
+                continue
             try:
-                versions = catalog.versions(report) if report else [None]
-                kind_model = kind_of(read_config(catalog, report)).models[0].name if report else None
+                versions = catalog.versions(report)
+                kind = kind_of(read_config(catalog, report))
             except UserError:
-                continue  # the page's macros say what is wrong
+                continue
             calls = _calls(source)
             for version in versions:
-                for name, args, kwargs in calls:
-                    try:
-                        if name == "unit" and args and args[0] in UNITS:
-                            unit = UNITS[args[0]]
-                            options = _with_page(unit.model, kwargs, report, version)
-                            model_options = {k: v for k, v in options.items() if k in unit.model.options}
-                            task(unit.model.name, model_options).fragments.append((unit.name, options, language))
-                        elif name in ("value", "fact", "has_fact", "claim"):
-                            model = args[0] if name == "value" and args else kwargs.pop("model", kind_model)
-                            kwargs.pop("unit", None)
-                            if model in MODELS and MODELS[model].facts is not None:
-                                task(model, _with_page(MODELS[model], kwargs, report, version)).facts = True
-                    except UserError:
-                        continue
+                page(calls, language, {"report": report, "version": version}, kind.models[0].name)
+            if kind.changes_templates is None or len(versions) < 2:
+                continue
+            template = kind.changes_templates / f"{language}.md"
+            changes = _calls(template.read_text(encoding="utf-8")) if template.is_file() else []
+            for newer, older in zip(versions, versions[1:]):
+                meta = {"report": report, "version": newer, "base": older}
+                page([_substituted(c, meta) for c in changes], language, meta, kind.models[0].name)
     return list(tasks.values())
 
 
-def _with_page(model, options: dict[str, str], report: str | None, version: str | None) -> dict[str, str]:
+def _substituted(call: tuple, meta: dict[str, str]) -> tuple:
+    """A call of a "what changed" template with its placeholders filled (generators.site.versions)."""
+    names = {"__REPORT__": meta["report"], "__VERSION__": meta["version"], "__BASE__": meta["base"]}
+
+    def fill(value):
+        if isinstance(value, str):
+            for placeholder, text in names.items():
+                value = value.replace(placeholder, text)
+        return value
+
+    name, args, kwargs = call
+    return name, [fill(a) for a in args], {k: fill(v) for k, v in kwargs.items()}
+
+
+def _with_page(model, options: dict[str, str], meta: dict[str, str]) -> dict[str, str]:
+    """A call's options with what the page gives a report model (as the macros' page_options)."""
     out = dict(options)
-    if model.per_report and report and "report" not in out:
-        out["report"] = report
-        if version:
-            out["version"] = version
+    if model.per_report and meta.get("report") and "report" not in out:
+        out.update({k: meta[k] for k in model.options if meta.get(k)})
     return out
 
 
@@ -149,17 +179,29 @@ def run(runner: Runner) -> None:
     if workers < 2:
         return  # one task: the build does it where it stands
     log.info("computing %d report versions and sections on %d processes", len(todo), workers)
-    # spawn: mkdocs serve has threads (its server, the file watcher), which fork would copy half-way
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-        for caught in pool.map(_work, [runner.settings] * len(todo), todo):
-            for message in caught:
-                logging.getLogger("py.warnings").warning(message)
+    from generators.sections import MODELS
+
+    # models computed from other results ("what changed" between two versions) after those, or a
+    # worker would compute a version another one is computing; the biggest tasks first
+    derived = [t for t in todo if MODELS[t.model].uses is not None]
+    base = sorted((t for t in todo if MODELS[t.model].uses is None), key=lambda t: -len(t.fragments))
+    try:
+        # spawn: mkdocs serve has threads (its server, the file watcher), which fork would copy half-way
+        with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+            for tasks in (base, derived):
+                for task, (seconds, caught) in zip(tasks, pool.map(_work, [runner.settings] * len(tasks), tasks)):
+                    log.debug("computed %s %s in %.1f s", task.model, task.options, seconds)
+                    for message in caught:
+                        logging.getLogger("py.warnings").warning(message)
+    except (BrokenProcessPool, OSError) as exc:  # a worker died or could not start: the build computes the rest
+        log.info("the process pool stopped (%s): computing in the build's own process", exc)
 
 
-def _work(settings: Settings, task: Task) -> list[str]:
-    """In a worker: the task's result, facts and fragments into the cache; the warnings raised."""
+def _work(settings: Settings, task: Task) -> tuple[float, list[str]]:
+    """In a worker: the task's result, facts and fragments into the cache; (seconds, the warnings raised)."""
     from generators.sections import MODELS, UNITS
 
+    start = time.monotonic()
     runner = Runner.for_settings(settings)
     model = MODELS[task.model]
     caught: list[str] = []
@@ -176,4 +218,4 @@ def _work(settings: Settings, task: Task) -> list[str]:
             pass
         caught = [f"{Path(w.filename).name}:{w.lineno}: {w.category.__name__}: {w.message}" for w in seen]
     runner.cache.index.save()
-    return caught
+    return time.monotonic() - start, caught
