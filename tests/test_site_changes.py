@@ -392,3 +392,34 @@ def test_new_version_refuses_a_capture_without_the_configured_files(versions_sit
         assert out.returncode == 2 and out.stdout == ""
         assert re.fullmatch(message + "\n", out.stderr), out.stderr
     assert sorted(p.name for p in (versions_site.data / "reports" / REPORT).iterdir()) == before
+
+
+SHARES = ("gpu_idle_share", "busy_share", "top_share", "attention_share", "launch_bound.launch_share")
+
+
+@pytest.mark.parametrize("lang, points", [("", "pp"), ("zh/", "个百分点")])
+def test_a_share_changes_by_percentage_points_and_counts_keep_their_digits(built_site, lang, points):
+    """A share's change is the difference of the two percentages, in percentage points (41.0 %
+    -> 43.5 % is +2.5 pp, not +2.5 %); a whole count shows no decimal."""
+    html = built_site.html(lang + CHANGES)
+    seen = 0
+    for variant in ("fused", "written"):
+        rows = table(built_site.site, lang + CHANGES, f"{SCOPE}-metrics--metrics-{variant}")
+        for metric in SHARES:
+            if metric not in rows or "" in rows[metric][1:3]:
+                continue
+            before, after, change = (float(x) for x in rows[metric][1:4])
+            assert change == pytest.approx(after - before, abs=1e-9)  # the CSV: percent and points
+            tr = re.search(rf'<tr id="[^"]*metrics-{variant}[^"]*" data-anchor="[^"]*/{re.escape(metric)}">(.*?)</tr>',
+                           html, re.S)  # fmt: skip
+            cells = [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", tr.group(1), re.S)]
+            shown = re.sub(r"[^\d.+\-−]", "", cells[3].replace("−", "-"))
+            assert cells[3].endswith(points), cells
+            assert float(shown) == pytest.approx(round(change, 1), abs=0.051), cells
+            seen += 1
+    assert seen >= 4
+    for variant in ("fused", "written"):
+        rows = table(built_site.site, lang + CHANGES, f"{SCOPE}-metrics--metrics-{variant}")
+        count = float(rows["launches_per_step"][1])
+        if count.is_integer():
+            assert f"{count:,.0f}" in html and f"{count:,.0f}.0" not in html

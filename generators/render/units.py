@@ -36,6 +36,8 @@ UNITS: dict[str, DisplayUnit] = {
     "percent": DisplayUnit("fraction", 100, 1, N_("{value} %"), N_("%")),
     "pct": DisplayUnit("pct", 1, 1, N_("{value} %"), N_("%")),
     "pct2": DisplayUnit("pct", 1, 2, N_("{value} %"), N_("%")),  # a value beside a threshold it nearly equals
+    # the difference of two shares (41.0 % -> 43.5 % is +2.5 percentage points, not +2.5 %)
+    "points": DisplayUnit("fraction", 100, 1, N_("{value} pp"), N_("pp")),
     "ns": DisplayUnit("ns", 1, 0, N_("{value} ns"), N_("ns")),
     "us": DisplayUnit("ns", 1e-3, 1, N_("{value} µs"), N_("µs")),
     "ms": DisplayUnit("ns", 1e-6, 2, N_("{value} ms"), N_("ms")),

@@ -49,12 +49,15 @@ STATUS_LABELS = {
     "removed": N_("removed"),
     "unchanged": N_("unchanged"),
 }
-DISPLAY = {"ns": None, "count": "count1", "fraction": "percent", "bytes_per_s": "gb_per_s"}
+DISPLAY = {"ns": None, "count": None, "fraction": "percent", "bytes_per_s": "gb_per_s"}
+#: a change of a share is in percentage points
+CHANGE_DISPLAY = DISPLAY | {"fraction": "points"}
 
 
-def _q(value, dim: str, tr: Translator) -> str:
-    """A value of the metric's dimension with its unit; a dash when absent."""
-    return L.DASH if L.missing(value) else show(Quantity(value, dim), tr, DISPLAY.get(dim))
+def _q(value, dim: str, tr: Translator, display: dict = DISPLAY) -> str:
+    """A value of the metric's dimension with its unit (a count with one decimal only where it
+    has a fraction: an average per step); a dash when absent."""
+    return L.DASH if L.missing(value) else show(Quantity(value, dim), tr, display.get(dim))
 
 
 def _signed(text: str, value) -> str:
@@ -70,7 +73,7 @@ def change_words(row, tr: Translator, c) -> str:
     if row["status"] == "unchanged":
         return tr.gettext(N_("unchanged (within the noise threshold)"))
     verdict = row["verdict"] if row["verdict"] in ("better", "worse") else "neutral"
-    change = _signed(_q(row["change"], row["dim"], tr), row["change"])
+    change = _signed(_q(row["change"], row["dim"], tr, CHANGE_DISPLAY), row["change"])
     relative = L.DASH if L.missing(row["relative"]) else tr.percent(abs(row["relative"]))
     return tr.gettext(CHANGE_WORDS[(row["direction"], verdict)], relative=relative, change=change)
 
@@ -183,12 +186,23 @@ def _apis_table(v, c, tr: Translator):
 
 
 #: the display unit of a metric's row, by its dimension: the row names it, its cells and the
-#: CSV's values are in it (a table's rows have different dimensions)
+#: CSV's values are in it (a table's rows have different dimensions); a share's change is in
+#: percentage points (the same scale: the CSV keeps one unit per row)
 ROW_UNITS = {"ns": "ms", "count": "count1", "fraction": "percent", "bytes_per_s": "gb_per_s"}
+CHANGE_UNITS = ROW_UNITS | {"fraction": "points"}
 
 
-def _in_row_unit(value, dim: str, tr: Translator, signed: bool = False) -> Cell:
-    unit = ROW_UNITS[dim]
+def _row_units(row) -> tuple[str, str]:
+    """(values' unit, change's unit) of a metric's row: counts without a decimal when before,
+    after and change are all whole (1,485 launches per step, not 1,485.0)."""
+    unit, change = ROW_UNITS[row["dim"]], CHANGE_UNITS[row["dim"]]
+    values = [row[k] for k in ("before", "after", "change") if not L.missing(row[k])]
+    if row["dim"] == "count" and all(float(v).is_integer() for v in values):
+        unit = change = "count"
+    return unit, change
+
+
+def _in_row_unit(value, dim: str, tr: Translator, unit: str, signed: bool = False) -> Cell:
     if L.missing(value):
         return Cell(L.DASH, None)
     shown = show(Quantity(value, dim), tr, unit)
@@ -205,13 +219,14 @@ def metrics(c, tr: Translator, options: dict) -> object:
         t.col("verdict", N_("In words"))
         for row in c.metrics[c.metrics["variant"] == name].to_dict("records"):
             dim = row["dim"]
-            label = header(METRIC_LABELS[row["metric"]], ROW_UNITS[dim], tr, percent=True)
+            unit, change = _row_units(row)
+            label = header(METRIC_LABELS[row["metric"]], unit, tr, percent=True)
             t.row(
                 row["metric"],
                 label,
-                _in_row_unit(row["before"], dim, tr),
-                _in_row_unit(row["after"], dim, tr),
-                _in_row_unit(row["change"], dim, tr, signed=True),
+                _in_row_unit(row["before"], dim, tr, unit),
+                _in_row_unit(row["after"], dim, tr, unit),
+                _in_row_unit(row["change"], dim, tr, change, signed=True),
                 None if L.missing(row["relative"]) else row["relative"],
                 change_words(row, tr, c),
             )
