@@ -78,6 +78,15 @@ def test_the_issue_case_counts_the_launch_in_the_outer_window():
     assert attribution.in_range(_kernels([(1, 1, 140)]), r, "R").tolist() == [True]
 
 
+def test_a_launch_of_unknown_process_belongs_to_no_range_of_a_known_one():
+    r = _ranges([("R", 100, 200, 1, 1), ("R", 100, 200, -2, 1)])
+    k = _kernels([(None, None, 150), (1, None, 150), (1, 1, 150)])
+    got = attribution.in_range(k, r, "R")
+    assert got.dtype == bool and got.tolist() == [False, True, True]
+    assert attribution.in_range(k, r, "R", same_thread=True).tolist() == [False, False, True]
+    assert attribution.in_range(k, r, "missing").dtype == bool
+
+
 windows = st.lists(
     st.tuples(
         st.sampled_from(["R", "S"]),
@@ -152,6 +161,9 @@ def test_range_names_rank_annotations_first_then_by_count_then_name():
     assert attribution.range_names(r) == ["a", "b", "mixed", "c", "op"]
     assert attribution.range_names(r, limit=2) == ["a", "b"]
     assert attribution.range_names(r.drop(columns="category"), limit=3) == ["op", "a", "b"]
+    assert attribution.range_names(pd.DataFrame({"name": ["c", "a", "a", "b", "b", "b"]})) == ["b", "a", "c"]
+    six = pd.DataFrame({"name": ["f", "e", "d", "c", "b", "a"], "category": "user_annotation"})
+    assert attribution.range_names(six) == ["a", "b", "c", "d", "e"]  # five by default
 
 
 # --- kernel_time ---------------------------------------------------------------------------
@@ -245,6 +257,7 @@ def test_kernel_time_in_range_returns_the_kernels_and_the_merged_wall_time():
     tl = _timeline()
     kernels, wall = kernel_time.in_range(tl, "R")
     assert kernels["start_ns"].tolist() == [150, 330] and kernels.index.tolist() == [0, 1]
+    assert list(kernels.columns) == list(tl.kernels.columns)
     assert wall == _covered_ns([(100, 200), (120, 130), (300, 320)]) == 120
     with pytest.raises(DataError, match=r"no range named 'nope' \(most frequent: 'R', 'x'\)"):
         kernel_time.in_range(tl, "nope")
@@ -271,6 +284,8 @@ def test_launch_calls_and_apis():
     assert kernel_time.launch_apis(tl.kernels, calls) == {"cuLaunch": 2, "cudaLaunchKernel": 1}
     calls2 = pd.DataFrame({"correlation": [1, 2], "name": ["b", "a"]})
     assert list(kernel_time.launch_apis(tl.kernels, calls2).items()) == [("a", 1), ("b", 1)]
+    calls3 = pd.DataFrame({"correlation": [1, 2, 3], "name": ["a", "b", "b"]})
+    assert list(kernel_time.launch_apis(tl.kernels, calls3).items()) == [("b", 2), ("a", 1)]  # count first
 
 
 def test_share_in_ranges_by_enumeration():
@@ -292,6 +307,13 @@ def test_share_in_ranges_by_enumeration():
     assert kernel_time.share_in_ranges(tl.kernels, tl.ranges, ["x"], within) is None
     within = pd.DataFrame({"start_ns": [500, 0], "end_ns": [600, 0]})
     assert kernel_time.share_in_ranges(tl.kernels, tl.ranges, ["x", "R"], within) == pytest.approx(1 - 1 / sum(dur))
+    # a range starting in any of the windows counts, not only in the last one
+    within = pd.DataFrame({"start_ns": [90, 500], "end_ns": [110, 600]})
+    assert kernel_time.share_in_ranges(tl.kernels, tl.ranges, ["R"], within) == pytest.approx(
+        sum(d for d, i in zip(dur, inside_r) if i) / sum(dur)
+    )
+    # the union over the names, whatever their order
+    assert kernel_time.share_in_ranges(tl.kernels, tl.ranges, ["x", "R"]) == pytest.approx(both)
     zero = tl.kernels.assign(dur_ns=0)
     assert kernel_time.share_in_ranges(zero, tl.ranges, ["R"]) == 0.0
 
@@ -320,3 +342,8 @@ def test_top_kernels_rank_share_and_name_row():
     assert got["share"].tolist() == pytest.approx([0.4, 0.3, 0.3])
     assert got["instances"].tolist() == [1, 2, 1] and got["category"].tolist() == ["z", "x", "y"]
     assert list(got.columns[: len(kernel_time.TOP_COLUMNS)]) == kernel_time.TOP_COLUMNS
+    # a kernel without a name row keeps its place (left join); a name listed twice is an error
+    partial = kernel_time.top_kernels(k, names[names["name"] != "a"])
+    assert partial["name"].tolist() == ["c", "a", "b"] and pd.isna(partial.loc[1, "category"])
+    with pytest.raises(pd.errors.MergeError):
+        kernel_time.top_kernels(k, pd.concat([names, names.iloc[:1]]))

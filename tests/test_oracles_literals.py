@@ -9,8 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from generators.checks.literals import check_text
+from generators.errors import UserError
 from generators.quantity import Quantity
 from generators.render import units
 from tests import project
@@ -42,12 +44,37 @@ CASES = [
     ("{{ value('x') }} and {{ x }}\n", []),
     ("---\ntitle: 12.5\n---\nText 3.5\n", [(4, "3.5")]),
     ("---\nrender_macros: false\n---\n{{ 4.5 }}\n", [(4, "4.5")]),  # read without jinja
+    ("---\nrender_macros: false\n---\n{{ value(3.5) }}\n", [(4, "3.5")]),  # not a macro there: prose
+    ("{{ value(3.5) }} {{ 3 * x }}\n", []),  # numbers inside a macro's expression
+    ("---\n- a list\n---\n2.5 {{ value(1.5) }}\n", [(4, "2.5")]),  # front matter that is no mapping
+    ("---\na: 1\n---\n2.5\n", [(4, "2.5")]),
+    ("a 2.5{{ x }}\n", [(1, "2.5")]),
+    ('{{ value(\n"x") }}2.5 and 3.5\n', [(2, "2.5"), (2, "3.5")]),  # a macro over two lines
+    ('x <span\ntitle="a">y</span> 6.5\n', [(2, "6.5")]),  # a tag over two lines
+    ("<div>1`x`2</div>\n", [(1, "1"), (1, "2")]),  # a code span in an HTML block: two numbers, not 12
+    ('<div>\n[a](u\n"t")5.5\n</div>\n', [(3, "5.5")]),  # a link destination over two lines
+    ("<div>1&#46;5</div>\n", [(1, "1.5")]),  # character references are text
+    ("<div><pre><code>1</code> 2.5</pre> 3.5</div>\n", [(1, "3.5")]),  # nested code: still code
+    ("<div><code><b>x</b>2.5</code></div>\n", []),
+    ("<div></code>2.5</div>\n", [(1, "2.5")]),  # a stray end tag does not start skipping
 ]
 
 
 @pytest.mark.parametrize("source, found", CASES)
 def test_prose_attributes_and_lines(source, found):
     assert _words(source) == found
+
+
+def test_findings_name_the_file_and_bad_front_matter_is_one_error():
+    assert {f.path for f in check_text("docs/x.md", "{{ 2.5 }} 3.5\n")} == {"docs/x.md"}
+    with pytest.raises(UserError) as info:
+        check_text("docs/x.md", "---\na: [\n---\ntext\n")
+    assert info.value.path == "docs/x.md"
+    try:
+        yaml.safe_load("a: [\n")
+    except yaml.YAMLError as exc:
+        reason = " ".join(str(exc).split())
+    assert info.value.message == f"front matter is not YAML: {reason}"
 
 
 def test_findings_are_sorted_by_line():
@@ -106,6 +133,20 @@ def test_numbers_scaled_and_missing(en):
     assert units.show(Quantity(3, "count"), en) == "3"
     with pytest.raises(ValueError, match="unknown display unit 'parsec'"):
         units.number(1.0, "parsec", en)
+
+
+def test_percent_units_carry_no_label(en):
+    assert units.show(Quantity(12.3456, "pct"), en, "pct2") == "12.35%"
+    assert units.show(Quantity(0.123456, "fraction"), en) == "12.3%"
+
+
+def test_headers_translate_their_label_unless_told_it_is():
+    zh = project.translator("zh", LOCALES)
+    assert units.header("Time", "us", zh) == "时间（µs）"
+    assert units.header("Time", None, zh) == "时间" and units.header("Time", None, zh, translated=True) == "Time"
+    assert (
+        units.csv_header("Time", None, zh) == "时间" and units.csv_header("Time", None, zh, translated=True) == "Time"
+    )
 
 
 def test_headers_carry_the_unit_symbol(en):
