@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.installed
 # The capture runs on the GPU machine's own python3 (torch + standard library only).
 CAPTURE_PYTHON ?= python3
 
-.PHONY: lint build test serve review review-check messages bench capture capture-smoke chromium clean venv
+.PHONY: lint build test serve review review-check messages bench mutation capture capture-smoke chromium clean venv
 
 venv: $(STAMP)
 
@@ -78,6 +78,14 @@ $(HTA_STAMP): bench/requirements-hta.lock
 bench: $(STAMP) $(HTA_STAMP)
 	$(BIN)/python -m bench
 
+# Mutation testing of the core computations (not part of `make test`: about 20 minutes on 2 cores).
+# The modules and the fast tests that run against each mutant are listed in pyproject.toml
+# [tool.mutmut]; prints the score and every survivor (tests/mutation/SURVIVORS.md explains them).
+mutation: $(STAMP)
+	rm -rf mutants
+	nice -n 10 $(BIN)/mutmut run --max-children 2 | tr '\r' '\n' | tail -n 3
+	$(BIN)/python tests/mutation/score.py
+
 # On a GPU machine: run every workload under the profilers and write into data/.
 capture:
 	$(CAPTURE_PYTHON) -m generators.capture all --out data
@@ -88,4 +96,4 @@ capture-smoke: $(STAMP)
 	tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && $(BIN)/python -m generators.capture all --out "$$tmp" --smoke && ls -R "$$tmp" | head -40
 
 clean:
-	rm -rf site .cache .site-*
+	rm -rf site .cache .site-* mutants

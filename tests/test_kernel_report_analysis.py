@@ -94,16 +94,22 @@ def test_flops_bytes_and_intensity_from_the_csv(report, variant, version):
     launches = report.variants[variant].launches.set_index("kernel_id")
     rows = raw.ncu_rows(variant, version)
     assert len(launches) == len(rows)
-    tensor_total = 0.0
+    tensor_rows = 0
     for row in rows:
         per = raw.flops(row)
         got = launches.loc[int(row["ID"])]
+        for precision, flop in per.items():  # each precision's column, not only the sum
+            assert got[f"flop_{precision}"] == pytest.approx(flop, rel=1e-9, abs=1e-6), precision
         assert got["flop"] == pytest.approx(sum(per.values()), rel=1e-9, abs=1e-6)
         assert got["dram_bytes"] == pytest.approx(raw.dram_bytes(row), rel=1e-12)
         if sum(per.values()) > 0:
             assert got["intensity"] == pytest.approx(sum(per.values()) / raw.dram_bytes(row), rel=1e-9)
-        tensor_total += per["bf16"]
-    assert tensor_total > 0  # the GEMMs' tensor-core work is counted
+            assert got["flop_dtype"] == max(per, key=per.get)
+        else:
+            assert got["intensity"] == 0 and got["flop_dtype"] == ""
+        tensor_rows += row["sm__ops_path_tensor_src_bf16_dst_fp32.sum"] > 0
+    # the GEMMs' tensor-core work is counted by the program: bf16 wherever the csv has tensor ops
+    assert tensor_rows > 0 and (launches["flop_bf16"] > 0).sum() == tensor_rows
 
 
 def test_a_gemv_counts_its_padded_tensor_work(version):
@@ -182,6 +188,7 @@ def test_gemm_bandwidth_over_ncu_durations_beside_the_trace_headline(report, ver
     trace = defaultdict(int)
     for e in raw.decode_kernel_events("fused", version):
         trace[(e["name"], "(" + ", ".join(map(str, e["args"]["grid"])) + ")")] += 1
+    trace_ns = sum(d for name, d, _ in raw.decode_kernels("fused", version) if any(k[0] == name for k in by_config))
     moved = ncu_ns = 0.0
     for key, rows in by_config.items():
         moved += raw.median([raw.dram_bytes(r) for r in rows]) * trace[key]
@@ -189,6 +196,13 @@ def test_gemm_bandwidth_over_ncu_durations_beside_the_trace_headline(report, ver
     known = report.facts
     assert known["fused.gemm.bandwidth_ncu"].value == pytest.approx(moved / (ncu_ns * 1e-9), rel=1e-9)
     assert known["fused.gemm.sites"].value == len(by_config)
+    # the headline: the same bytes over the trace's durations, and its shares of the two bandwidths
+    trace_bw = moved / (trace_ns * 1e-9)
+    copy = max(m["bytes_per_s"] for m in raw.peaks()["memory"])
+    spec = raw.hardware()["memory_bandwidth_gb_s"]["value"] * 1e9
+    assert known["fused.gemm.bandwidth"].value == pytest.approx(trace_bw, rel=1e-9)
+    assert known["fused.gemm.bandwidth.of_copy"].value == pytest.approx(trace_bw / copy, rel=1e-9)
+    assert known["fused.gemm.bandwidth.of_spec"].value == pytest.approx(trace_bw / spec, rel=1e-9)
     assert known["fused.gemm.bandwidth_ncu"].value < known["fused.gemm.bandwidth"].value
 
 
