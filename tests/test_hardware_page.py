@@ -187,6 +187,9 @@ def test_measured_peaks_appear_beside_the_spec(built_site):
 def test_a_run_on_an_unknown_gpu_is_an_error(tmp_path):
     data = tmp_path / "data"
     shutil.copytree(DATA / "hardware", data / "hardware")
+    cited = data / "reports" / "ddp-h200-x2" / "v1"  # the run the H200's measured SM count and L2 cite
+    cited.mkdir(parents=True)
+    shutil.copy(DATA / "reports" / "ddp-h200-x2" / "v1" / "meta.json", cited / "meta.json")
     run = data / "reports" / "peaks-mystery" / "v1"
     run.mkdir(parents=True)
     (run / "peaks.json").write_text(

@@ -303,3 +303,9 @@ def test_a_measured_value_must_agree_with_the_run_it_cites(tmp_path):
     h200.write_text(H200_TEXT.replace("gpu: NVIDIA H200", "gpu: NVIDIA H100 80GB HBM3"), encoding="utf-8")
     with pytest.raises(UserError, match="measured on 'NVIDIA H100 80GB HBM3', but .* records 'NVIDIA H200'"):
         section.compute(cat, {})
+    h200.write_text(H200_TEXT, encoding="utf-8")
+    shutil.rmtree(data / "reports" / "ddp-h200-x2")
+    for step in (section.inputs, section.compute):  # a cited run that is not there: one line naming the file
+        with pytest.raises(UserError) as err:
+            step(cat, {})
+        assert err.value.line().startswith(f"error: {h200}: unknown report 'ddp-h200-x2'")

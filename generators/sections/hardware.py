@@ -47,8 +47,10 @@ def inputs(cat: Catalog, options: dict[str, str]) -> list:
     for ref in cat.peaks_runs():
         files += [p for p in (cat.file(ref, layout.PEAKS), cat.file(ref, layout.META)) if p.is_file()]
     gpus = hardware.read_all(cat.hardware_paths(), cat.root / layout.HARDWARE, cat.languages)
-    cited = {v.origin.measured.run for g in gpus for _, v in measured_values(g) if v.origin.measured.run}
-    files += [p for run in sorted(cited) if (p := cat.file(cat.parse_ref(run), layout.META)) not in files]
+    cited = {(v.origin.measured.run, g.path) for g in gpus for _, v in measured_values(g) if v.origin.measured.run}
+    for run, path in sorted(cited):  # the runs a measured value cites: their meta.json is an input
+        meta = cat.file(cat.parse_ref(run, path), layout.META)
+        files += [] if meta in files else [meta]
     return files
 
 
