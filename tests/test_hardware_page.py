@@ -98,7 +98,7 @@ def _marks(page: str) -> dict[str, tuple[str, str, str]]:
     after checking that the footnote it leads to exists."""
     out = {}
     for kind, target, title, label in re.findall(
-        r'<sup class="ps-mark ps-mark-(\w+)"><a href="#([^"]+)" title="([^"]*)">([^<]+)</a></sup>', page
+        r'<sup class="ps-mark ps-mark-(\w+)"><a href="#([^"]+)" title="([^"]*)" data-mark="([^"]+)"></a></sup>', page
     ):
         assert f'<li id="{target}" class="ps-mark-{kind}">' in page
         out.setdefault(target, (label, html.unescape(title), kind))

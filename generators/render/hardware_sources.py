@@ -132,7 +132,7 @@ def kind_cell(origin: Origin | None, tr: Translator) -> Cell:
     text = tr.gettext(KINDS[origin.kind])
     if origin.kind == DERIVED:
         text = tr.gettext(N_("{kind}: {formula}"), kind=text, formula=_text(origin.formula, tr))
-    return Cell(text, origin.kind)
+    return Cell(text, text)
 
 
 def source_cell(gpu: GpuSpec, origin: Origin | None, tr: Translator, recorded_in: dict) -> Cell:

@@ -120,10 +120,12 @@ def _cell(cell: Cell, align: str, numeric: bool) -> str:
     elif cell.text is not None and cell.style == "strong":
         text = f"<strong>{text}</strong>"
     if cell.text is not None and cell.mark is not None:
+        # the label is drawn by the stylesheet (content: attr(data-mark)), so that the cell's
+        # text - what a reader copies, what the CSV holds - stays the number alone
         m = cell.mark
         text += (
             f'<sup class="ps-mark ps-mark-{html.escape(m.kind)}"><a href="#{html.escape(m.target)}"'
-            f' title="{html.escape(m.title)}">{html.escape(m.label)}</a></sup>'
+            f' title="{html.escape(m.title)}" data-mark="{html.escape(m.label)}"></a></sup>'
         )
     sort = ""
     if numeric:
