@@ -35,6 +35,18 @@ def key_of(*parts: object) -> str:
 
 
 @dataclass(frozen=True)
+class Mark:
+    """A footnote marker after a cell's text: ``label`` links to ``target`` (an element id on
+    the page) and shows ``title`` on hover (plain text, in the page's language); ``kind`` names
+    what it marks (a class: ``published``, ``derived``, ``measured``)."""
+
+    label: str
+    title: str
+    target: str
+    kind: str = ""
+
+
+@dataclass(frozen=True)
 class Cell:
     text: str | None  # as shown; None: no value (a dash)
     value: Value = None  # base units, for the CSV and for sorting; None: empty
@@ -42,6 +54,7 @@ class Cell:
     href: str | None = None  # style "link"
     cite: bool = False  # the title of a cited work (<cite>): it keeps its own language
     codes: tuple[str, ...] = ()  # identifiers inside a plain text (op names): shown as <code>
+    mark: Mark | None = None  # a footnote marker after the text (where the value comes from)
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import shutil
@@ -20,9 +21,15 @@ def spec(gpu_id: str) -> dict:
     return yaml.safe_load((DATA / "hardware" / f"{gpu_id}.yml").read_text(encoding="utf-8"))
 
 
-def text_of(html: str) -> str:
-    """The page's main content as text (tags dropped, entities for < > & kept simple)."""
+MARK = re.compile(r'<sup class="ps-mark[^"]*">.*?</sup>')
+
+
+def text_of(html: str, marks: bool = False) -> str:
+    """The page's main content as text (tags dropped, entities for < > & kept simple);
+    without the provenance markers after table values unless ``marks``."""
     main = html.split('<article class="md-content__inner', 1)[1].split("</article>", 1)[0]
+    if not marks:
+        main = MARK.sub("", main)
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", main)).replace("&amp;", "&")
 
 
@@ -69,8 +76,8 @@ def numbers(text: str) -> Counter:
 def test_english_and_chinese_pages_show_the_same_numbers(built_site):
     """Formatting aside, both languages of a page carry the same numbers (tables, prose, notes)."""
     for path in ("", "hardware/"):
-        en = numbers(text_of(built_site.html(path)))
-        zh = numbers(text_of(built_site.html("zh/" + path)))
+        en = numbers(text_of(built_site.html(path), marks=True))
+        zh = numbers(text_of(built_site.html("zh/" + path), marks=True))
         assert sum(en.values()) > (200 if path else 1)
         assert en == zh, (path, en - zh, zh - en)
 
@@ -84,6 +91,70 @@ def test_every_figure_names_its_source_and_date(built_site):
                 assert f'href="{src["url"]}"' in en and f'href="{src["url"]}"' in zh
     assert "Mar 2022" in en and "2022年3月" in zh  # the Hopper whitepaper's date, per locale
     assert "dense" in en and "with sparsity" in en and "含稀疏" in zh
+
+
+def _marks(page: str) -> dict[str, tuple[str, str, str]]:
+    """Every provenance marker of the page's tables: footnote id -> (label, hover text, kind),
+    after checking that the footnote it leads to exists."""
+    out = {}
+    for kind, target, title, label in re.findall(
+        r'<sup class="ps-mark ps-mark-(\w+)"><a href="#([^"]+)" title="([^"]*)" data-mark="([^"]+)"></a></sup>', page
+    ):
+        assert f'<li id="{target}" class="ps-mark-{kind}">' in page
+        out.setdefault(target, (label, html.unescape(title), kind))
+    return out
+
+
+def _row(page: str, table: str, gpu: str) -> str:
+    """The HTML of one row (by its data anchor) of a hardware table."""
+    return re.search(rf'<tr id="[^"]+" data-anchor="hardware\.{table}/[^/]+/{gpu}">(.*?)</tr>', page).group(1)
+
+
+def test_every_shown_value_has_a_marker_with_its_source_in_both_languages(built_site):
+    """Issue 16: a marker per cell of the overview and the peaks, the source on hover and in a
+    footnote, in the page's language; the B200's bandwidth shows the other document's 8 TB/s."""
+    en, zh = built_site.html("hardware/"), built_site.html("zh/hardware/")
+    for page in (en, zh):
+        for table, gpu in (("overview", "b200"), ("overview", "h200-sxm"), ("peaks", "gb200"), ("peaks", "h100-sxm")):
+            row = _row(page, table, gpu)
+            values = re.findall(r'<td class="ps-right" data-sort="[^"]+">(.*?)</td>', row)
+            assert values and all("ps-mark" in v for v in values), (table, gpu)
+    marks = {lang: _marks(page) for lang, page in (("en", en), ("zh", zh))}
+    assert marks["en"].keys() == marks["zh"].keys()
+    b200 = re.findall(r'href="#(ps-src-gpus-\d+)"', _row(en, "overview", "b200"))
+    bandwidth_en, bandwidth_zh = marks["en"][b200[1]][1], marks["zh"][b200[1]][1]
+    assert bandwidth_en.startswith("Published: NVIDIA Blackwell Datasheet, 2025: Individual Blackwell GPU")
+    assert "Other documents give 8,000 GB/s (NVIDIA Blackwell Architecture Technical Brief, Mar 2024" in bandwidth_en
+    assert (
+        bandwidth_zh.startswith("公布：NVIDIA Blackwell Datasheet，2025年：")
+        and "其他文档给出 8,000 GB/s" in bandwidth_zh
+    )
+    h200 = re.findall(r'href="#(ps-src-gpus-\d+)"', _row(en, "overview", "h200-sxm"))
+    sms, l2 = marks["en"][h200[0]], marks["en"][h200[3]]
+    assert sms == l2 and sms[2] == "measured"
+    assert sms[1].startswith("Measured: python3 -m generators.capture ddp") and "on NVIDIA H200, Nov 26, 2026" in sms[1]
+    assert sms[1].endswith("recorded in data/reports/ddp-h200-x2/v1/meta.json")
+    assert marks["zh"][h200[0]][1].startswith("实测：NVIDIA H200 上运行 python3 -m generators.capture ddp")
+    gb200_bf16 = re.findall(r'href="#(ps-src-peaks-\d+)"', _row(en, "peaks", "gb200"))
+    kinds = {marks["en"][t][2] for t in gb200_bf16}
+    assert kinds == {"published", "derived"}  # FP32 / FP64 as printed; tensor peaks halved
+    assert any("Derived: 5 PFLOPS ÷ 2, from NVIDIA Blackwell Datasheet" in marks["en"][t][1] for t in gb200_bf16)
+
+
+def test_disagreements_stay_visible_with_the_choice_and_why(built_site):
+    en, zh = text_of(built_site.html("hardware/")), text_of(built_site.html("zh/hardware/"))
+    row = (
+        "Memory bandwidth (GB/s) 7,700 NVIDIA Blackwell Datasheet, 2025: Individual Blackwell GPU Specifications, "
+        "HGX B200: GPU Memory Bandwidth 8,000 NVIDIA Blackwell Architecture Technical Brief, Mar 2024: "
+        "B200 specifications NVIDIA's documents disagree"
+    )
+    assert row in en
+    assert "显存带宽（GB/s） 7,700 NVIDIA Blackwell Datasheet，2025年：" in zh and "NVIDIA 各文档不一致" in zh
+    assert re.search(r"FP32 peak \(TFLOP/s\) 75\.0 published NVIDIA Blackwell Datasheet", en)
+    spec = "NVIDIA Blackwell Datasheet, 2025: Individual Blackwell GPU Specifications"
+    assert f"FP32 peak (TFLOP/s) 75.0 {spec}, HGX B200: FP32 80.0" in en
+    assert f"FP64 peak (TFLOP/s) 40.0 {spec}, GB200 NVL72: FP64/FP64 Tensor Core 45.0" in en
+    assert re.search(r"L2 cache \(MiB\) 60 measured Measured: python3 -m generators\.capture ddp .* on NVIDIA H200", en)
 
 
 def test_spec_alone_until_measured(built_site):
@@ -116,6 +187,9 @@ def test_measured_peaks_appear_beside_the_spec(built_site):
 def test_a_run_on_an_unknown_gpu_is_an_error(tmp_path):
     data = tmp_path / "data"
     shutil.copytree(DATA / "hardware", data / "hardware")
+    cited = data / "reports" / "ddp-h200-x2" / "v1"  # the run the H200's measured SM count and L2 cite
+    cited.mkdir(parents=True)
+    shutil.copy(DATA / "reports" / "ddp-h200-x2" / "v1" / "meta.json", cited / "meta.json")
     run = data / "reports" / "peaks-mystery" / "v1"
     run.mkdir(parents=True)
     (run / "peaks.json").write_text(

@@ -52,10 +52,11 @@ def test_roofline_columns_by_hand(deepseek, gpus):
     row = rows[rows["op"] == "q_b_proj"].iloc[0]
     flops, nbytes = 2 * 1536 * 24576, 1536 * 24576 * 0.5625 + 2 * (1536 + 24576)
     assert (row.m, row.n, row.k, row.flops, row.bytes) == (1, 24576, 1536, flops, nbytes)
-    assert row.ridge == 9000e12 / 8000e9 == 1125  # dense FP4 peak over HBM bandwidth, per GPU
+    # dense FP4 peak over HBM bandwidth, per GPU: the datasheet's 18 PFLOPS with sparsity / 2, 7.7 TB/s
+    assert row.ridge == pytest.approx(9000e12 / 7700e9) and row.ridge == pytest.approx(1168.83, abs=0.01)
     assert row.intensity == flops / nbytes
-    assert row.attainable_flop_per_s == pytest.approx(flops / nbytes * 8000e9)
-    assert row.predicted_s == pytest.approx(nbytes / 8000e9)  # memory-bound: bytes / bandwidth
+    assert row.attainable_flop_per_s == pytest.approx(flops / nbytes * 7700e9)
+    assert row.predicted_s == pytest.approx(nbytes / 7700e9)  # memory-bound: bytes / bandwidth
     assert row.measured_s is None
     big = roof.table(deepseek, b200, "prefill", [8192], ["fp4"], 1)
     gate_up = big[big["op"] == "gate_up_proj"].iloc[0]
@@ -104,9 +105,9 @@ def test_each_gemm_crosses_its_ridge_at_the_computed_batch(deepseek, gpus, gpu_i
 def test_hand_computed_crossing_of_fused_qkv_a_fp4_on_b200(deepseek, gpus):
     table = roof.crossings(deepseek, gpus["b200"], ["fp4"])
     row = table[table["op"] == "fused_qkv_a_proj"].iloc[0]
-    n, k, ridge = 2112, 7168, 1125
+    n, k, ridge = 2112, 7168, 9000e12 / 7700e9
     m = ridge * n * k * 0.5625 / (2 * n * k - ridge * 2 * (n + k))
-    assert row.crossing_m == pytest.approx(m) and row.crossing_batch == math.ceil(m) == 1020
+    assert row.crossing_m == pytest.approx(m) and row.crossing_batch == math.ceil(m) == 1160
 
 
 def test_totals_add_the_ops_times_their_count(deepseek, gpus):
@@ -156,11 +157,16 @@ def test_measured_results_join_by_op_dtype_and_m(deepseek, gpus):
 
 
 def test_blackwell_entries_are_per_gpu_dense_figures(gpus):
-    # NVIDIA prints HGX B200 per 8 GPUs and GB200 per superchip (2 GPUs), both with sparsity:
-    # HGX B200 144 / 72 / 36 PFLOPS FP4 / FP8 / BF16; GB200 superchip 40 / 20 / 10 PFLOPS.
-    for gpu_id, per_unit, gpus_per_unit in (("b200", (144, 72, 36), 8), ("gb200", (40, 20, 10), 2)):
+    # The Blackwell datasheet's "Individual Blackwell GPU Specifications" print per GPU, with
+    # sparsity: HGX B200 FP4 / FP8 / BF16 18 / 9 / 4.5 PFLOPS, GB200 NVL72 20 / 10 / 5 PFLOPS.
+    for gpu_id, sparse in (("b200", (18, 9, 4.5)), ("gb200", (20, 10, 5))):
         gpu = gpus[gpu_id]
-        for dtype, pflops in zip(("fp4", "fp8", "bf16"), per_unit):
-            assert gpu.peaks[dtype].dense_flop_per_s == pytest.approx(pflops * 1e15 / gpus_per_unit / 2)
-        assert gpu.memory_bandwidth_bytes_per_s.value == 8e12  # 64 TB/s per 8, 16 TB/s per superchip
+        for dtype, pflops in zip(("fp4", "fp8", "bf16"), sparse):
+            assert gpu.peaks[dtype].dense_flop_per_s == pytest.approx(pflops * 1e15 / 2)
+            assert gpu.peaks[dtype].sparse_flop_per_s == pytest.approx(pflops * 1e15)
+    # GPU memory | bandwidth: HGX B200 180 GB | 7.7 TB/s, GB200 NVL72 186 GB | 8 TB/s
+    assert (gpus["b200"].memory_bandwidth_bytes_per_s.value, gpus["gb200"].memory_bandwidth_bytes_per_s.value) == (
+        7.7e12,
+        8e12,
+    )
     assert (gpus["b200"].memory_bytes.value, gpus["gb200"].memory_bytes.value) == (180e9, 186e9)

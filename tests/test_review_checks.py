@@ -178,6 +178,24 @@ def test_table_checks_find_planted_values_and_only_them():
     assert checks.tables(_page_with(Fragment((_table([("good", good)]),))), 100.5) == []
 
 
+def test_hardware_source_check_reads_the_provenance_of_the_real_details():
+    """The reviewer's "a hardware value without a source" on the real hardware reference with
+    its provenance (issue 16): published, derived and measured values all name where they come
+    from; a value whose provenance is lost is found, in its row."""
+    from generators.render import hardware as render
+    from generators.sections import hardware as section
+
+    result = section.compute(project.catalog(), {})
+    tr = project.translator("en")
+    assert checks.tables(_page_with(render.details(result, tr, {})), 100.5) == []
+    h200 = next(g for g in result.gpus if g.id == "h200-sxm")
+    assert h200.sm_count.origin.kind == "measured"
+    lost = dataclasses.replace(h200, sm_count=dataclasses.replace(h200.sm_count, source=None, origin=None))
+    broken = dataclasses.replace(result, gpus=[lost])
+    found = sorted({(f.check, f.anchor) for f in checks.tables(_page_with(render.details(broken, tr, {})), 100.5)})
+    assert found == [("hardware-source", "hardware.details/details-h200-sxm/sms")]
+
+
 def test_a_caption_number_the_data_do_not_give_is_a_finding():
     values = [1.0, 2.0, 3.0, 4.0, 250.0]  # median 3, outliers by Tukey: 250
     data = (("value",), *((v,) for v in values))

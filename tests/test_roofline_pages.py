@@ -20,7 +20,7 @@ PAGES = {"en": "reports/microbench-h100-80gb-hbm3/", "zh": "zh/reports/microbenc
 #: Dense peaks (FLOP/s) and bandwidths (bytes/s) as the hardware files give them, per GPU.
 SPEC = {
     "h100-sxm": ({"bf16": 989.4e12, "fp8": 1978.9e12}, 3.35e12),
-    "b200": ({"bf16": 2250e12, "fp8": 4500e12, "fp4": 9000e12}, 8e12),
+    "b200": ({"bf16": 2250e12, "fp8": 4500e12, "fp4": 9000e12}, 7.7e12),
     "gb200": ({"bf16": 2500e12, "fp8": 5000e12, "fp4": 10000e12}, 8e12),
 }
 TABLES = {"h100-sxm": "fp8", "b200": "fp4", "gb200": "fp4"}

@@ -14,8 +14,9 @@ import pandas as pd
 
 from generators.analysis.formulas import Formula
 from generators.errors import DataError
-from generators.readers.hardware import DTYPES, GpuSpec
+from generators.readers.hardware import DTYPES, MEASURED, GpuSpec, Value
 from generators.readers.peaks import MeasuredRun
+from generators.readers.run_meta import RunMeta
 
 RIDGE_COLUMNS = ["gpu", "dtype", "peak_flop_per_s", "bandwidth_bytes_per_s", "ridge_flop_per_byte"]
 DEVICE_COLUMNS = [
@@ -177,3 +178,29 @@ def runs_per_gpu(measured: pd.DataFrame) -> dict[str, int]:
         return {}
     runs = measured[["gpu", "report", "version"]].drop_duplicates()
     return {str(k): int(v) for k, v in runs.groupby("gpu").size().items()}
+
+
+#: Hardware values a run's ``meta.json`` records (``gpu``: what CUDA reported), by the
+#: GpuSpec attribute they measure: the field of the record and its scale to base units.
+RECORDED = {"sm_count": "sm_count", "l2_bytes": "l2_bytes"}
+
+
+def measured_values(gpu: GpuSpec) -> list[tuple[str, Value]]:
+    """``(attribute, value)`` of every value of ``gpu`` that its file marks as measured."""
+    names = ("sm_count", "memory_bytes", "memory_bandwidth_bytes_per_s", "l2_bytes", "nvlink_bytes_per_s")
+    return [(n, v) for n in names if (v := getattr(gpu, n)).origin is not None and v.origin.kind == MEASURED]
+
+
+def check_measured(gpu: GpuSpec, name: str, value: Value, meta: RunMeta) -> None:
+    """A measured value agrees with the run it cites: the same GPU (by CUDA name) and, where
+    the run's ``meta.json`` records the figure, the same number. Raises a DataError naming
+    the hardware file."""
+    m = value.origin.measured
+    if meta.gpu.name != m.gpu or meta.gpu.name not in gpu.device_names:
+        raise DataError(
+            f"{name}: measured on {m.gpu!r}, but {meta.path} records {meta.gpu.name!r}"
+            f" (the file's CUDA names: {list(gpu.device_names)})"
+        )
+    recorded = getattr(meta.gpu, RECORDED[name], None) if name in RECORDED else None
+    if recorded is not None and recorded != value.value:
+        raise DataError(f"{name}: the file says {value.value:g}, but {meta.path} records {recorded:g}")

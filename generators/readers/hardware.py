@@ -28,8 +28,22 @@ in the field names, as the vendor prints them; :func:`read` converts to base uni
 language or a mapping with one per language (``short_name: {en: GB200 (per GPU), zh: GB200 单卡}``)
 where the words need translating.
 
-A value that is not published is ``{value: null, note: {en: ..., zh: ...}}``: the note
-says why. Ridge points are never typed here; they are computed
+Every value (and every peak's dense figure) says how it is known - exactly one of:
+
+* **published**: ``source`` (a document's id) and, where known, ``where`` (its table or
+  section): ``{value: 7700, source: datasheet, where: "Individual Blackwell GPU Specifications,
+  HGX B200: GPU Memory Bandwidth"}``; the document's date is the source's;
+* **derived**: ``source`` and ``formula``, the arithmetic from the document's figure
+  (``formula: 4.5 PFLOPS ÷ 2`` for a tensor peak printed with sparsity);
+* **measured**: ``measured: {command, gpu, date, run}`` - what read it, the CUDA name of the
+  GPU, the date, and the captured version (``ddp-h200-x2/v1``) whose ``meta.json`` recorded it;
+  the hardware model checks the value against that record.
+
+Where NVIDIA's documents disagree, ``alternatives`` lists the other values with their
+``source`` (and ``where``, ``formula``) and ``choice`` says, per language, why this value.
+
+A value that no document gives and no capture has read is ``{value: null, note: {en: ...,
+zh: ...}}``: the note says why. Ridge points are never typed here; they are computed
 (``generators.analysis.hardware``).
 """
 
@@ -68,17 +82,45 @@ class Source(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     url: str | None = None
 
 
-class Spec(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
-    value: float | None
-    source: str | None = None
-    note: Localized | None = None
+class Measured(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """A value read on a real GPU: what read it, on which GPU, when, and the captured version
+    whose ``meta.json`` recorded it (``ddp-h200-x2/v1``; checked against that file at build)."""
+
+    command: str
+    gpu: str  # the CUDA device name of the GPU it ran on
+    date: str  # ISO date
+    run: str | None = None  # <report>/v<N>
 
 
-class Peak(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
-    dense_tflop_s: float
+class Alternative(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """Another value a document gives for the same figure (where NVIDIA's documents disagree)."""
+
+    value: float
     source: str
-    sparse_tflop_s: float | None = None
+    where: Text | None = None
+    formula: Text | None = None  # how the other document's figure becomes this value
+
+
+class Provenance(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """Where a value comes from. ``published``: ``source`` (+ ``where``, its table or section);
+    ``derived``: ``formula`` from the published figures of ``source``; ``measured``: ``measured``."""
+
+    source: str | None = None
+    where: Text | None = None
+    formula: Text | None = None
+    measured: Measured | None = None
+    alternatives: list[Alternative] = []
+    choice: Localized | None = None  # why this value and not the alternatives
     note: Localized | None = None
+
+
+class Spec(Provenance, kw_only=True):
+    value: float | None
+
+
+class Peak(Provenance, kw_only=True):
+    dense_tflop_s: float
+    sparse_tflop_s: float | None = None
 
 
 class HardwareFile(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -98,13 +140,45 @@ class HardwareFile(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     notes: list[Localized] = []
 
 
+PUBLISHED, DERIVED, MEASURED = "published", "derived", "measured"
+#: A run reference as a measured value names it: <report>/v<N>.
+RUN_REF = re.compile(r"^[a-z0-9][a-z0-9.-]*/v[1-9]\d*$")
+
+
+@dataclass(frozen=True)
+class Other:
+    """A value another document gives for the same figure, in base units."""
+
+    value: float
+    source: str
+    where: Text | None
+    formula: Text | None
+
+
+@dataclass(frozen=True)
+class Origin:
+    """How a value is known: ``published`` (a document's table or section), ``derived`` (a
+    formula over published figures) or ``measured`` (read on a real GPU), and the values
+    other documents give, with why this one was chosen."""
+
+    kind: str  # PUBLISHED | DERIVED | MEASURED
+    source: str | None  # published / derived: the document's id
+    where: Text | None  # its table or section
+    formula: Text | None  # derived
+    measured: Measured | None
+    others: tuple[Other, ...] = ()
+    choice: Localized | None = None
+
+
 @dataclass(frozen=True)
 class Value:
-    """One published figure in base units, with the id of the source it comes from."""
+    """One figure in base units, with the id of the source it comes from and how it is known
+    (``origin`` is None where the value is not known)."""
 
     value: float | None
     source: str | None
     note: Localized | None
+    origin: Origin | None = None
 
 
 @dataclass(frozen=True)
@@ -113,6 +187,7 @@ class PeakSpec:
     sparse_flop_per_s: float | None
     source: str
     note: Localized | None
+    origin: Origin | None = None
 
 
 @dataclass(frozen=True)
@@ -158,24 +233,61 @@ def _check(path: Path, doc: HardwareFile) -> None:
     }
     fields.update({f"peaks.{k}": v for k, v in doc.peaks.items()})
     for name, item in fields.items():
-        value = item.dense_tflop_s if isinstance(item, Peak) else item.value
-        if value is None:
-            if item.note is None:
-                raise UserError(path, f"{name}: a missing value needs a note saying why")
-            continue
-        if not value > 0:
-            raise UserError(path, f"{name}: must be positive, got {value}")
-        if item.source is None:
-            raise UserError(path, f"{name}: a value needs a source")
-        if item.source not in ids:
-            raise UserError(path, f"{name}.source: unknown source {item.source!r}; declared: {ids}")
+        _check_origin(path, name, item, item.dense_tflop_s if isinstance(item, Peak) else item.value, ids)
     for dtype, peak in doc.peaks.items():
         if peak.sparse_tflop_s is not None and peak.sparse_tflop_s < peak.dense_tflop_s:
             raise UserError(path, f"peaks.{dtype}: sparse_tflop_s is below dense_tflop_s")
 
 
+def _check_origin(path: Path, name: str, item: Provenance, value: float | None, ids: list[str]) -> None:
+    """A value is published (``source``), derived (``source`` + ``formula``) or measured
+    (``measured``: command, GPU, date) - exactly one; a missing value has a note saying why."""
+    if value is None:
+        if item.note is None:
+            raise UserError(path, f"{name}: a missing value needs a note saying why")
+        if item.source or item.measured or item.formula or item.alternatives:
+            raise UserError(path, f"{name}: a missing value has no source, formula, measurement or alternatives")
+        return
+    if not value > 0:
+        raise UserError(path, f"{name}: must be positive, got {value}")
+    if item.measured is not None:
+        if item.source is not None or item.formula is not None or item.where is not None:
+            raise UserError(
+                path, f"{name}: a measured value names no source, where or formula (it says how it was read)"
+            )
+        m = item.measured
+        if not m.command.strip() or not m.gpu.strip():
+            raise UserError(path, f"{name}.measured: command and gpu must not be empty")
+        if not ISO_DATE.match(m.date):
+            raise UserError(path, f"{name}.measured.date: {m.date!r} is not YYYY, YYYY-MM or YYYY-MM-DD")
+        if m.run is not None and not RUN_REF.match(m.run):
+            raise UserError(path, f"{name}.measured.run: {m.run!r} is not of the form <report>/v<N>")
+    elif item.source is None:
+        raise UserError(path, f"{name}: a value needs a source (published or derived) or a measurement")
+    elif item.source not in ids:
+        raise UserError(path, f"{name}.source: unknown source {item.source!r}; declared: {ids}")
+    for i, other in enumerate(item.alternatives):
+        if other.source not in ids:
+            raise UserError(path, f"{name}.alternatives[{i}].source: unknown source {other.source!r}; declared: {ids}")
+        if other.value == value:
+            raise UserError(path, f"{name}.alternatives[{i}]: the same value as the one chosen; not a disagreement")
+    if item.alternatives and item.choice is None:
+        raise UserError(path, f"{name}: where documents disagree (alternatives), a choice says why this value")
+    if item.choice is not None and not item.alternatives:
+        raise UserError(path, f"{name}: a choice without alternatives")
+
+
+def _origin(item: Provenance, value: float | None, scale: float) -> Origin | None:
+    if value is None:
+        return None
+    kind = MEASURED if item.measured else DERIVED if item.formula is not None else PUBLISHED
+    others = tuple(Other(o.value * scale, o.source, o.where, o.formula) for o in item.alternatives)
+    return Origin(kind, item.source, item.where, item.formula, item.measured, others, item.choice)
+
+
 def _value(spec: Spec, scale: float) -> Value:
-    return Value(None if spec.value is None else spec.value * scale, spec.source, spec.note)
+    value = None if spec.value is None else spec.value * scale
+    return Value(value, spec.source, spec.note, _origin(spec, value, scale))
 
 
 def read(path: str | os.PathLike[str], languages: tuple[str, ...] = ()) -> GpuSpec:
@@ -201,7 +313,11 @@ def read(path: str | os.PathLike[str], languages: tuple[str, ...] = ()) -> GpuSp
         nvlink_bytes_per_s=_value(doc.nvlink_gb_s, 1e9),
         peaks={
             d: PeakSpec(
-                p.dense_tflop_s * 1e12, None if p.sparse_tflop_s is None else p.sparse_tflop_s * 1e12, p.source, p.note
+                p.dense_tflop_s * 1e12,
+                None if p.sparse_tflop_s is None else p.sparse_tflop_s * 1e12,
+                p.source or "",
+                p.note,
+                _origin(p, p.dense_tflop_s, 1e12),
             )
             for d in DTYPES
             if (p := doc.peaks.get(d)) is not None

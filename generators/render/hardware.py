@@ -13,8 +13,9 @@ import numpy as np
 from generators import vocab
 from generators.analysis.roofline import roof_line
 from generators.pieces import Cell, Figure, fragment
-from generators.readers.hardware import DTYPES, GpuSpec, Value
+from generators.readers.hardware import DTYPES, GpuSpec
 from generators.render import figures, tables
+from generators.render.hardware_sources import Marks, disagreements, kind_cell, source_cell
 from generators.render.i18n import N_, NN_, Translator
 from generators.render.tables import TableBuilder
 from generators.render.units import number, scaled
@@ -31,6 +32,7 @@ def overview(result, tr: Translator, options: dict) -> object:
     t.col("gpu", N_("GPU")).col("architecture", N_("Architecture")).col("sms", N_("SMs"), "count")
     t.col("memory", N_("Memory"), "gb").col("bandwidth", N_("Memory bandwidth"), "gb_per_s")
     t.col("l2", N_("L2 cache"), "mib").col("nvlink", N_("NVLink"), "gb_per_s").col("measured", N_("Measured peaks"))
+    marks = Marks("gpus", tr, result.recorded_in)
     for gpu in result.gpus:
         runs = result.runs_per_gpu.get(gpu.id, 0)
         measured = (
@@ -42,14 +44,19 @@ def overview(result, tr: Translator, options: dict) -> object:
             gpu.id,
             gpu.text("short_name", tr.language),
             gpu.architecture,
-            gpu.sm_count.value,
-            gpu.memory_bytes.value,
-            gpu.memory_bandwidth_bytes_per_s.value,
-            gpu.l2_bytes.value,
-            gpu.nvlink_bytes_per_s.value,
+            *(
+                marks.cell(gpu, v.value, v.origin, unit)
+                for v, unit in (
+                    (gpu.sm_count, "count"),
+                    (gpu.memory_bytes, "gb"),
+                    (gpu.memory_bandwidth_bytes_per_s, "gb_per_s"),
+                    (gpu.l2_bytes, "mib"),
+                    (gpu.nvlink_bytes_per_s, "gb_per_s"),
+                )
+            ),
             Cell(measured, measured),
         )
-    return fragment(t.build())
+    return fragment(t.build(), marks.footnotes())
 
 
 def peak_table(result, tr: Translator, options: dict) -> object:
@@ -58,20 +65,25 @@ def peak_table(result, tr: Translator, options: dict) -> object:
     t.col("gpu", N_("GPU"))
     for d in used:
         t.col(d, vocab.DTYPES[d], "tflop_per_s")
+    marks = Marks("peaks", tr, result.recorded_in)
     for g in result.gpus:
         t.row(
             g.id,
             g.text("short_name", tr.language),
-            *[g.peaks[d].dense_flop_per_s if d in g.peaks else None for d in used],
+            *[
+                marks.cell(g, g.peaks[d].dense_flop_per_s, g.peaks[d].origin, "tflop_per_s") if d in g.peaks else None
+                for d in used
+            ],
         )
     note = tr.gettext(
         N_(
             "Dense peaks in TFLOP/s, without structured sparsity. {dash}: the GPU has no "
-            "such unit, or its peak is not published."
+            "such unit, or its peak is not published. A number after a value leads to where it "
+            "comes from: published in a document, derived from a document's figures, or measured."
         ),
         dash=DASH,
     )
-    return fragment(t.build(), note + "\n")
+    return fragment(t.build(), note + "\n", marks.footnotes())
 
 
 def ridge(result, tr: Translator, options: dict) -> object:
@@ -206,13 +218,25 @@ def details(result, tr: Translator, options: dict) -> object:
         head.append(" · ".join(facts) + "\n")
         out.append("\n".join(head))
         t = TableBuilder(f"details-{gpu.id}", tr)
-        t.col("figure", N_("Figure")).col("value", N_("Value"), align="right").col("source", N_("Source"))
-        t.col("note", N_("Note"))
-        _spec_row(t, "sms", gpu, tr, N_("SMs"), gpu.sm_count, "count")
-        _spec_row(t, "memory", gpu, tr, N_("Memory (GB)"), gpu.memory_bytes, "gb")
-        _spec_row(t, "bandwidth", gpu, tr, N_("Memory bandwidth (GB/s)"), gpu.memory_bandwidth_bytes_per_s, "gb_per_s")
-        _spec_row(t, "l2", gpu, tr, N_("L2 cache (MiB)"), gpu.l2_bytes, "mib")
-        _spec_row(t, "nvlink", gpu, tr, N_("NVLink (GB/s)"), gpu.nvlink_bytes_per_s, "gb_per_s")
+        t.col("figure", N_("Figure")).col("value", N_("Value"), align="right").col("kind", N_("How it is known"))
+        t.col("source", N_("Source")).col("note", N_("Note"))
+        rows = [
+            ("sms", N_("SMs"), gpu.sm_count, "count"),
+            ("memory", N_("Memory (GB)"), gpu.memory_bytes, "gb"),
+            ("bandwidth", N_("Memory bandwidth (GB/s)"), gpu.memory_bandwidth_bytes_per_s, "gb_per_s"),
+            ("l2", N_("L2 cache (MiB)"), gpu.l2_bytes, "mib"),
+            ("nvlink", N_("NVLink (GB/s)"), gpu.nvlink_bytes_per_s, "gb_per_s"),
+        ]
+        for key, label, v, unit in rows:
+            t.row(
+                key,
+                tr.gettext(label),
+                Cell(number(v.value, unit, tr), scaled(v.value, unit)),
+                kind_cell(v.origin, tr),
+                source_cell(gpu, v.origin, tr, result.recorded_in),
+                _note(v.note, tr),
+            )
+        peaks = []
         for dtype, peak in gpu.peaks.items():
             value = number(peak.dense_flop_per_s, "tflop_per_s", tr)
             if peak.sparse_flop_per_s is not None:
@@ -221,36 +245,33 @@ def details(result, tr: Translator, options: dict) -> object:
                     dense=value,
                     sparse=number(peak.sparse_flop_per_s, "tflop_per_s", tr),
                 )
+            label = tr.gettext(N_("{dtype} peak (TFLOP/s)"), dtype=_dtype(tr, dtype))
+            peaks.append((f"peak-{dtype}", label, peak, "tflop_per_s"))
             t.row(
                 f"peak-{dtype}",
-                tr.gettext(N_("{dtype} peak (TFLOP/s)"), dtype=_dtype(tr, dtype)),
+                label,
                 Cell(value, scaled(peak.dense_flop_per_s, "tflop_per_s")),
-                _source(gpu, peak.source, tr),
+                kind_cell(peak.origin, tr),
+                source_cell(gpu, peak.origin, tr, result.recorded_in),
                 _note(peak.note, tr),
             )
         out.append(t.build())
+        disagree = disagreements(gpu, [(k, tr.gettext(lb), v, u) for k, lb, v, u in rows] + peaks, tr)
+        if disagree is not None:
+            out.append(
+                tr.gettext(
+                    N_(
+                        "Where NVIDIA's documents disagree: the value this reference uses, the "
+                        "other documents' values, and why."
+                    )
+                )
+                + "\n"
+            )
+            out.append(disagree)
         notes = "".join(f"- {tables.text(tr.pick(note))}\n" for note in gpu.notes)
         sources = tr.gettext(N_("; ")).join(source_md(gpu, sid, tr) for sid in gpu.sources)
         out.append(notes + "\n" + tr.gettext(N_("Sources: {sources}."), sources=sources) + "\n")
     return fragment(*out)
-
-
-def _spec_row(t: TableBuilder, key: str, gpu: GpuSpec, tr: Translator, label: str, v: Value, unit: str) -> None:
-    t.row(
-        key,
-        tr.gettext(label),
-        Cell(number(v.value, unit, tr), scaled(v.value, unit)),
-        _source(gpu, v.source, tr),
-        _note(v.note, tr),
-    )
-
-
-def _source(gpu: GpuSpec, source_id: str | None, tr: Translator) -> Cell:
-    if source_id is None:
-        return Cell(None)
-    src = gpu.sources[source_id]
-    text = tr.gettext(N_("{title}, {date}"), title=_title(src, tr), date=tr.date(src.date))
-    return Cell(text, text, "link" if src.url else "plain", src.url, cite=isinstance(src.title, str))
 
 
 def source_md(gpu: GpuSpec, source_id: str, tr: Translator) -> str:

@@ -13,9 +13,11 @@ import pandas as pd
 
 from generators import catalog as layout
 from generators.analysis.hardware import (
+    check_measured,
     device_table,
     match_runs,
     measured_table,
+    measured_values,
     ridge_extremes,
     ridge_table,
     runs_per_gpu,
@@ -23,7 +25,7 @@ from generators.analysis.hardware import (
 from generators.catalog import Catalog
 from generators.errors import about
 from generators.quantity import Quantity
-from generators.readers import hardware, peaks
+from generators.readers import hardware, peaks, run_meta
 from generators.readers.hardware import GpuSpec
 from generators.spec import Model, Unit
 
@@ -37,13 +39,36 @@ class HardwareResult:
     runs: int  # number of measured runs (peaks.json files)
     runs_per_gpu: dict[str, int]  # gpu id -> measured runs
     ridge_range: dict  # dtype -> (row with the lowest ridge point, row with the highest)
+    recorded_in: dict[str, str]  # run a measured value cites ("ddp-h200-x2/v1") -> its meta.json as pages show it
 
 
 def inputs(cat: Catalog, options: dict[str, str]) -> list:
     files = list(cat.hardware_paths())
     for ref in cat.peaks_runs():
         files += [p for p in (cat.file(ref, layout.PEAKS), cat.file(ref, layout.META)) if p.is_file()]
+    gpus = hardware.read_all(cat.hardware_paths(), cat.root / layout.HARDWARE, cat.languages)
+    cited = {(v.origin.measured.run, g.path) for g in gpus for _, v in measured_values(g) if v.origin.measured.run}
+    for run, path in sorted(cited):  # the runs a measured value cites: their meta.json is an input
+        meta = cat.file(cat.parse_ref(run, path), layout.META)
+        files += [] if meta in files else [meta]
     return files
+
+
+def _check_measured(cat: Catalog, gpus: list[GpuSpec]) -> dict[str, str]:
+    """Every measured value that cites a run agrees with that run's meta.json (the same GPU,
+    the same number where the record has it); the runs' meta.json as pages show them."""
+    shown = {}
+    for gpu in gpus:
+        for name, value in measured_values(gpu):
+            run = value.origin.measured.run
+            if run is None:
+                continue
+            with about(gpu.path):
+                ref = cat.parse_ref(run, gpu.path)
+                meta = run_meta.read(cat.file(ref, layout.META), ref)
+                check_measured(gpu, name, value, meta)
+            shown[run] = cat.display(cat.file(ref, layout.META))
+    return shown
 
 
 def compute(cat: Catalog, options: dict[str, str]) -> HardwareResult:
@@ -54,6 +79,7 @@ def compute(cat: Catalog, options: dict[str, str]) -> HardwareResult:
             match_runs(gpus, [run])
     measured, devices = measured_table(gpus, runs), device_table(gpus, runs)
     ridge = ridge_table(gpus)
+    recorded_in = _check_measured(cat, gpus)
     return HardwareResult(
         gpus=gpus,
         ridge=ridge,
@@ -62,6 +88,7 @@ def compute(cat: Catalog, options: dict[str, str]) -> HardwareResult:
         runs=len(runs),
         runs_per_gpu=runs_per_gpu(measured),
         ridge_range=ridge_extremes(ridge),
+        recorded_in=recorded_in,
     )
 
 

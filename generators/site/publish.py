@@ -61,7 +61,9 @@ def page_markdown(
             tid = scope.piece_id(unit, piece.key)
             link = _add_file(f"{TABLES}/{tid}.csv", csv_bytes(piece), page, files, config, default_language, added)
             label = tr.gettext(N_("Download CSV"))
-            out.append(table_html(piece, unit, scope) + f'\n[{tables.text(label)}]({link}){{ .ps-csv download="{tid}.csv" }}\n')
+            out.append(
+                table_html(piece, unit, scope) + f'\n[{tables.text(label)}]({link}){{ .ps-csv download="{tid}.csv" }}\n'
+            )
         elif isinstance(piece, Figure):
             fid = scope.piece_id(unit, piece.key)
             link = _add_file(f"{FIGURES}/{fid}.svg", piece.svg, page, files, config, default_language, added)
@@ -117,6 +119,14 @@ def _cell(cell: Cell, align: str, numeric: bool) -> str:
         text = f'<a href="{html.escape(cell.href)}">{text}</a>'
     elif cell.text is not None and cell.style == "strong":
         text = f"<strong>{text}</strong>"
+    if cell.text is not None and cell.mark is not None:
+        # the label is drawn by the stylesheet (content: attr(data-mark)), so that the cell's
+        # text - what a reader copies, what the CSV holds - stays the number alone
+        m = cell.mark
+        text += (
+            f'<sup class="ps-mark ps-mark-{html.escape(m.kind)}"><a href="#{html.escape(m.target)}"'
+            f' title="{html.escape(m.title)}" data-mark="{html.escape(m.label)}"></a></sup>'
+        )
     sort = ""
     if numeric:
         sort = f' data-sort="{_sort_value(cell.value)}"'

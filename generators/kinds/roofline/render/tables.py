@@ -147,9 +147,8 @@ def limits(result, tr: Translator, options: dict) -> object:
     notes = []
     for gpu in result.gpus.values():
         parts = [tr.pick(n) for n in gpu.notes]
-        bw = gpu.memory_bandwidth_bytes_per_s.note
-        if bw is not None:
-            parts.append(tr.pick(bw))
+        bw = gpu.memory_bandwidth_bytes_per_s  # its note, and why this figure where documents disagree
+        parts += [tr.pick(t) for t in (bw.note, bw.origin.choice if bw.origin else None) if t is not None]
         name = text(L.gpu_name(result, gpu.id, tr))
         notes += ["- " + tr.gettext(N_("{term}: {text}"), term=f"**{name}**", text=text(p)) + "\n" for p in parts]
     legend = tr.gettext(
