@@ -12,10 +12,14 @@ import re
 import shutil
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
+import markdown
 import pytest
 import yaml
+
+from tests.browser_helpers import chromium, needs_chromium, recording_page, serve
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "data" / "reports" / "decode-h100-80gb-hbm3" / "v1"
@@ -44,6 +48,15 @@ UNITS = [
     "methodology",
     "names",
 ]
+
+
+# Titles from the command line that try Jinja (the page is a mkdocs-macros template), HTML and
+# markdown (issue 17): each must show literally as the page's heading.
+TITLES = {
+    "en": "A copy of the decode report {{ config.site_name }} {% if true %}jinja{% endif %} {# c #} "
+    "<script>alert(document.domain)</script> *not emphasis* [a](javascript:alert(document.domain)) # | x",
+    "zh": "解码报告的副本 {{ config.site_name }} <img src=x onerror=alert(document.domain)> **不加粗**",
+}
 
 
 def run(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -85,9 +98,9 @@ def created(project) -> subprocess.CompletedProcess:
         "--root",
         str(project),
         "--title",
-        "en=A copy of the decode report",
+        "en=" + TITLES["en"],
         "--title",
-        "zh=解码报告的副本",
+        "zh=" + TITLES["zh"],
     )
 
 
@@ -102,15 +115,47 @@ def test_creates_data_config_pages_and_nav(project, created):
     fused = config["variants"]["fused"]
     assert (fused["timeline"], fused["metrics"]) == ("trace_fused.json.xz", "ncu_fused_raw.csv.gz")
     assert fused["attention_ranges"] == ["aten::scaled_dot_product_attention"] and fused["timing"] == "fused"
-    for lang, title in (("en", "A copy of the decode report"), ("zh", "解码报告的副本")):
+    for lang, title in TITLES.items():
         page = (project / "docs" / lang / "reports" / "decode-copy.md").read_text(encoding="utf-8")
-        assert page.startswith(f"---\nreport: decode-copy\n---\n\n# {title}\n")
+        assert page.startswith("---\nreport: decode-copy\n---\n\n# ")
+        heading = page.split("\n")[4]
+        # the heading, as Python-Markdown renders it, is the title as text; no Jinja is left in it
+        assert _text_of(markdown.markdown(heading, extensions=["tables"]), "h1") == title, heading
+        assert not re.search(r"\{[{%#]", heading), heading
         for unit in UNITS:
             assert f'unit("kernel_profile.{unit}")' in page, (lang, unit)
         assert "__" not in page, "a template placeholder was left"
     nav = yaml.safe_load(re.sub(r"!ENV \[[^\]]*\]", "x", (project / "mkdocs.yml").read_text(encoding="utf-8")))
     reports = next(item["Reports"] for item in nav["nav"] if isinstance(item, dict) and "Reports" in item)
     assert reports[-1] == "reports/decode-copy.md"
+
+
+class _Texts(HTMLParser):
+    """The text of every ``tag`` element, and every element's name."""
+
+    def __init__(self, tag: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tag, self.depth, self.texts, self.tags = tag, 0, [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        if tag == self.tag:
+            self.depth += 1
+            self.texts.append("")
+
+    def handle_endtag(self, tag):
+        self.depth -= tag == self.tag
+
+    def handle_data(self, data):
+        if self.depth:
+            self.texts[-1] += data
+
+
+def _text_of(html: str, tag: str) -> str:
+    parser = _Texts(tag)
+    parser.feed(html)
+    assert len(parser.texts) == 1, parser.texts
+    return " ".join(parser.texts[0].split())
 
 
 def test_refuses_to_overwrite(project, created):
@@ -144,7 +189,10 @@ def test_bad_input_is_one_line_and_writes_nothing(project, created, args, messag
     assert not (project / "docs" / "en" / "reports" / "fresh.md").exists()
 
 
-def test_the_site_builds_with_the_new_report(project, created, built_site):
+@pytest.fixture(scope="module")
+def new_site(project, created, built_site) -> Path:
+    """The project's site with the new report, built once for the tests below."""
+    assert created.returncode == 0, created.stderr
     out = run(
         "build-site",
         "--config-file",
@@ -157,9 +205,18 @@ def test_the_site_builds_with_the_new_report(project, created, built_site):
         env={"PROFSITE_CACHE_DIR": str(built_site.cache)},
     )
     assert out.returncode == 0, out.stdout + out.stderr
+    return project / "site"
+
+
+def test_the_site_builds_with_the_new_report(project, new_site):
     for lang, prefix in (("en", ""), ("zh", "zh/")):
         page = (project / "site" / prefix / "reports" / "decode-copy" / "index.html").read_text(encoding="utf-8")
         main = page.split('<article class="md-content__inner', 1)[1]
+        # the hostile title is the heading's text, nothing of it markup or evaluated
+        article = main.split("</article>", 1)[0]
+        assert _text_of(article, "h1").removesuffix("¶").strip() == TITLES[lang], lang
+        assert "<script>alert" not in page and "<img src=x" not in page and "javascript:" not in page, lang
+        assert "jinja" not in re.sub(r"<[^>]+>", " ", article).replace(TITLES[lang], ""), lang
         assert len(re.findall(r"<h2", main)) == 13, lang
         assert main.count("<table") >= 8 and len(re.findall(r'<img [^>]*\.svg"', main)) >= 15
         # nothing of the template's header comment (or any template text) reaches the page
@@ -187,3 +244,19 @@ def test_nav_gets_a_reports_section_when_it_has_none():
     assert yaml.safe_load(out)["nav"] == ["index.md", {"Reference": ["hardware.md"]}, {"Reports": ["reports/a.md"]}]
     again = add_to_nav(out, "reports/b.md")
     assert yaml.safe_load(again)["nav"][-1] == {"Reports": ["reports/a.md", "reports/b.md"]}
+
+
+@needs_chromium
+def test_the_hostile_titles_read_as_text_in_a_browser(new_site):
+    """Both languages' pages of the new report in Chromium: the heading reads as the title,
+    and nothing of it runs (no alert, no script or img element, no dialog)."""
+    site = new_site
+    with serve(site) as base_url, chromium() as browser, recording_page(browser, base_url) as page:
+        page.add_init_script("window.__ran = []; window.alert = m => window.__ran.push(String(m));")
+        for lang, path in (("en", "/reports/decode-copy/"), ("zh", "/zh/reports/decode-copy/")):
+            page.goto(base_url + path, wait_until="load")
+            heading = " ".join(page.inner_text("article h1").split()).removesuffix("¶").strip()
+            assert heading == TITLES[lang], (lang, heading)
+            assert page.evaluate("window.__ran") == [], lang
+            assert page.locator("article script, article img[src=x]").count() == 0, lang
+        assert page.problems == []
