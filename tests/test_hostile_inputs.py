@@ -184,6 +184,7 @@ def _one_error(out) -> re.Match:
     return match
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "old, new, field",
     [
@@ -271,6 +272,7 @@ def test_the_other_kinds_confine_their_paths_too(tmp_path, report, old, new, fie
 # -- malformed files ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_truncated_trace_is_one_line(tmp_path):
     """DERIVED: the real decode trace cut in half (the xz stream ends early), and the same
     JSON cut in half then compressed again (the xz stream is whole, the JSON is not)."""

@@ -55,7 +55,7 @@ SOURCE_TITLE = "NVIDIA RTX Blackwell GPU Architecture (whitepaper), appendix A" 
 # No digits: the site's checks read numbers typed into text as literals.
 JINJA = "{{ config.site_name }}{% if true %}jinja-ran{% endif %}"
 TITLE = {
-    "en": f"Decode <script>alert(document.domain)</script> {JINJA} *not emphasis* | x",
+    "en": f"Decode </title><script>alert(document.domain)</script> {JINJA} *not emphasis* | x",
     "zh": f"解码 <img src=x onerror=alert(document.domain)> {JINJA} **不加粗**",
 }
 RANGE = "decode<script>alert(document.cookie)</script>" + JINJA + "|*r*"
@@ -276,7 +276,7 @@ def _article_text(html: str) -> str:
 def test_nothing_from_the_hostile_data_became_markup_on_any_page(hostile):
     build, _ = hostile
     pages = sorted(build.site.rglob("*.html"))
-    assert len(pages) > 20
+    assert len(pages) >= 10
     found = {p.relative_to(build.site).as_posix(): injection_problems(p.read_text(encoding="utf-8")) for p in pages}
     assert {k: v for k, v in found.items() if v} == {}
 

@@ -269,7 +269,23 @@ ALTERNATE_LINK = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang="[^
 
 
 def on_post_page(output, page, config):
-    return ALTERNATE_LINK.sub("", output)
+    return _escaped_title(ALTERNATE_LINK.sub("", output), page)
+
+
+def _escaped_title(output: str, page) -> str:
+    """The page's ``<title>`` with its text escaped. Material writes ``{{ page.title | striptags }}``
+    there, and ``striptags`` unescapes the heading's entities: a heading that shows
+    ``</title><script>`` as text (a report title from data or a command line) would end the
+    element and run. Pages whose title has no ``<``, ``>`` or ``&`` are unchanged."""
+    from markupsafe import Markup, escape
+
+    title = getattr(page, "title", None)
+    if not title:
+        return output
+    raw = Markup(title).striptags()
+    if not any(c in raw for c in "<>&"):
+        return output
+    return output.replace(f"<title>{raw} - ", f"<title>{escape(raw)} - ", 1)
 
 
 # after mkdocs-static-i18n (-100), whose on_post_build builds the other languages, and after the
