@@ -276,6 +276,9 @@ def on_build_error(error):
 ALTERNATE_LINK = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang="[^"]*">')
 
 
+# before the plugins' on_post_page (glightbox re-parses the page with an HTML parser, which would
+# already have ended a broken <title> and moved its script into the head)
+@event_priority(100)
 def on_post_page(output, page, config):
     return _escaped_title(ALTERNATE_LINK.sub("", output), page)
 
