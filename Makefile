@@ -11,7 +11,7 @@ STAMP  := $(VENV)/.installed
 # The capture runs on the GPU machine's own python3 (torch + standard library only).
 CAPTURE_PYTHON ?= python3
 
-.PHONY: lint build test serve review review-check messages bench mutation capture capture-smoke chromium clean venv
+.PHONY: lint build test test-fast serve review review-check messages bench mutation capture capture-smoke chromium clean venv
 
 venv: $(STAMP)
 
@@ -59,6 +59,11 @@ chromium:
 
 test: $(STAMP) chromium lint
 	$(BIN)/python -m pytest -q
+
+# The fast loop while editing: lint, then every test that builds no site, drives no browser and
+# is not marked slow (markers: pyproject.toml; `site` and `browser` are added in tests/conftest.py).
+test-fast: $(STAMP) lint
+	$(BIN)/python -m pytest -q -m "not site and not browser and not slow"
 
 # ruff: lint and format check (`$(BIN)/ruff format .` fixes the format).
 lint: $(STAMP)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from generators.errors import UserError
 
@@ -88,7 +88,7 @@ class Catalog:
     def versions(self, report: str) -> list[str]:
         """``["v3", "v2", "v1"]``: the version folders of ``report``, latest first."""
         folder = self.reports_dir / report
-        if not folder.is_dir():
+        if not REPORT_ID.match(report) or not folder.is_dir():
             raise UserError(None, f"unknown report {report!r}; known: {', '.join(self.reports()) or 'none'}")
         found = [(n, p.name) for p in folder.iterdir() if p.is_dir() and (n := version_number(p.name))]
         return [name for _, name in sorted(found, reverse=True)]
@@ -115,8 +115,19 @@ class Catalog:
         return self.reports_dir / ref.report / ref.version
 
     def file(self, ref: ReportRef, name: str) -> Path:
-        """A file of one version (``name`` as report.yml or the capture names it)."""
-        return self.version_dir(ref) / name
+        """A file of one version (``name`` as report.yml or the capture names it), confined to
+        the report's folder: a name that is absolute or climbs out with ``..`` is an error naming
+        the report's ``report.yml`` (where such names come from); a path that a symbolic link
+        (the file, or a folder on the way) leads outside ``reports/<id>/`` is an error naming it.
+        """
+        rel = PurePosixPath(name)
+        if not name or rel.is_absolute() or ".." in rel.parts or "\\" in name:
+            raise UserError(self.config_path(ref.report), f"{name!r}: not a path inside the version folder {ref}")
+        path = self.version_dir(ref) / rel
+        base = (self.reports_dir / ref.report).resolve()
+        if not path.resolve().is_relative_to(base):
+            raise UserError(path, f"a symbolic link leads outside the report folder {self.display(base)}")
+        return path
 
     def config_path(self, report: str) -> Path:
         return self.reports_dir / report / CONFIG

@@ -1,7 +1,9 @@
 """Real-browser helpers shared by the browser tests: a built site served on 127.0.0.1, Debian's
 Chromium driven headless by Playwright, and pages that record every problem they see.
 
-``make test`` installs Chromium with apt when it is missing; without it the tests skip.
+``make test`` installs Chromium with apt when it is missing. A browser test without it fails
+(it never skips: a suite that passes without running its browser tests would say nothing);
+``make test-fast`` leaves the browser tests out.
 """
 
 from __future__ import annotations
@@ -23,7 +25,15 @@ FLAGS = [
     "--disable-component-update",
     "--no-first-run",
 ]
-needs_chromium = pytest.mark.skipif(not CHROMIUM.exists(), reason="needs Debian's chromium (make chromium)")
+#: Marks a browser test (``-m "not browser"`` leaves it out); :func:`chromium` fails without Chromium.
+needs_chromium = pytest.mark.browser
+MISSING = f"{CHROMIUM} is missing: the browser tests need Debian's chromium (make chromium: apt-get install chromium)"
+
+
+def require_chromium() -> None:
+    """Fail the test (never skip it) when Chromium is not installed."""
+    if not CHROMIUM.exists():
+        pytest.fail(MISSING, pytrace=False)
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -49,6 +59,7 @@ def serve(site: Path) -> Iterator[str]:
 def chromium():
     from playwright.sync_api import sync_playwright
 
+    require_chromium()
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=FLAGS)
         try:

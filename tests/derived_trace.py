@@ -8,6 +8,10 @@ escaping test (tests/test_report_escaping.py) from the real files under ``data/`
   the renamed kernel keeps its metrics. The trace says so in a top-level
   ``"profsiteDerivedTestInput"`` key.
 * :func:`rename_gpu` gives a GPU of the hardware reference a hostile ``short_name``.
+* :func:`rename_range` renames a ``record_function`` range (its CPU and GPU annotations) of a
+  real Kineto trace; the trace says so the same way. :func:`derive_decode_capture` can do it
+  in the same pass.
+* :func:`hostile_source_url` gives a source of a hardware file a ``javascript:`` URL.
 
 Everything else is byte-for-byte the project's data. Names are replaced as whole JSON
 strings (``"name"``) and whole CSV fields, so no other text of the files changes.
@@ -69,23 +73,42 @@ def _label(trace_text: str, note: str) -> str:
     return trace_text[: brace + 1] + f'\n  "profsiteDerivedTestInput": {json.dumps(note)},' + trace_text[brace + 1 :]
 
 
+def _rename_annotations(text: str, old: str, new: str, trace: str) -> str:
+    """``text`` (a Kineto trace) with the range ``old`` named ``new`` in its CPU and GPU
+    annotation events (``"cat": "user_annotation", "name": "<old>"``, as Kineto writes them)."""
+    count = 0
+    for cat in ("user_annotation", "gpu_user_annotation"):
+        before = f'"cat": "{cat}", "name": {json.dumps(old)}'
+        count += text.count(before)
+        text = text.replace(before, f'"cat": "{cat}", "name": {json.dumps(new, ensure_ascii=False)}')
+    if not count:
+        raise ValueError(f"{trace}: no annotation named {old!r}")
+    return text
+
+
 def derive_decode_capture(
-    capture: Path, trace: str, ncu: list[str], *, range_name: str = "decode", suffix: str = HOSTILE
+    capture: Path,
+    trace: str,
+    ncu: list[str],
+    *,
+    range_name: str = "decode",
+    suffix: str = HOSTILE,
+    new_range: str | None = None,
 ) -> tuple[str, str]:
     """Rename, in place under ``capture`` (a copied ``data/reports/<id>/<version>/``), the top
-    kernel of ``range_name`` in the xz Kineto trace ``trace`` and the gzip ncu CSVs ``ncu``.
-    Returns (old name, new name)."""
+    kernel of ``range_name`` in the xz Kineto trace ``trace`` and the gzip ncu CSVs ``ncu``
+    (and, with ``new_range``, the range itself). Returns (old name, new name)."""
     raw = lzma.decompress((capture / trace).read_bytes())
     old = top_kernel(raw, range_name)
     new = old + suffix
     text, count = _replace_json_string(raw.decode("utf-8"), old, new)
     if not count:
         raise ValueError(f"{trace}: {old!r} not found as a JSON string")
-    text = _label(
-        text,
-        f"DERIVED TEST INPUT, not a capture: the top {range_name} kernel {old!r} "
-        f"renamed to {new!r} by tests/derived_trace.py",
-    )
+    note = f"the top {range_name} kernel {old!r} renamed to {new!r}"
+    if new_range is not None:
+        text = _rename_annotations(text, range_name, new_range, trace)
+        note += f", the range {range_name!r} renamed to {new_range!r}"
+    text = _label(text, f"DERIVED TEST INPUT, not a capture: {note} by tests/derived_trace.py")
     # preset 0: a few seconds for ~70 MB instead of a minute; readers do not care
     (capture / trace).write_bytes(lzma.compress(text.encode("utf-8"), preset=0))
     for name in ncu:
@@ -103,3 +126,22 @@ def rename_gpu(hardware_file: Path, short_name: str) -> str:
         raise ValueError(f"{hardware_file}: no single top-level short_name")
     hardware_file.write_text(new, encoding="utf-8")
     return short_name
+
+
+def rename_range(capture: Path, trace: str, old: str, new: str) -> None:
+    """Rename, in place, the range ``old`` of the xz Kineto trace ``capture/trace``."""
+    text = lzma.decompress((capture / trace).read_bytes()).decode("utf-8")
+    text = _rename_annotations(text, old, new, trace)
+    text = _label(
+        text, f"DERIVED TEST INPUT, not a capture: the range {old!r} renamed to {new!r} by tests/derived_trace.py"
+    )
+    (capture / trace).write_bytes(lzma.compress(text.encode("utf-8"), preset=0))
+
+
+def hostile_source_url(hardware_file: Path, url: str) -> None:
+    """Give the first source of ``hardware_file`` (its first ``url:`` line) the URL ``url``."""
+    text = hardware_file.read_text(encoding="utf-8")
+    new, n = re.subn(r"(?m)^(\s*)url: .*$", lambda m: f"{m.group(1)}url: {json.dumps(url)}", text, count=1)
+    if n != 1:
+        raise ValueError(f"{hardware_file}: no url line")
+    hardware_file.write_text(new, encoding="utf-8")

@@ -54,6 +54,7 @@ def expected_kineto(doc, name: str, same_thread: bool) -> tuple[int, int]:
     return count, total
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("same_thread", [False, True])
 def test_backward_range_on_the_training_trace(training, same_thread):
     doc, tl = training

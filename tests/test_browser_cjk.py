@@ -36,7 +36,7 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 
 from tests import project
-from tests.browser_helpers import CHROMIUM, FLAGS, needs_chromium, serve
+from tests.browser_helpers import CHROMIUM, FLAGS, needs_chromium, require_chromium, serve
 
 pytestmark = needs_chromium
 
@@ -109,6 +109,7 @@ def no_cjk_fontconfig(tmp: Path) -> dict[str, str]:
 def browser(tmp_path_factory):
     from playwright.sync_api import sync_playwright
 
+    require_chromium()
     env = no_cjk_fontconfig(tmp_path_factory.mktemp("fontconfig"))
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=FLAGS, env=env)

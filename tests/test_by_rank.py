@@ -19,6 +19,9 @@ import pytest
 
 from tests import ddp_capture as cap
 
+# many CLI runs over the DDP traces (issue 17: `make test-fast` leaves it out)
+pytestmark = pytest.mark.slow
+
 
 def cli(repo_root, *args):
     return subprocess.run(

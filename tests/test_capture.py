@@ -21,6 +21,7 @@ import pytest
 from generators.analysis.attribution import in_range
 from generators.catalog import Catalog, ReportRef
 from generators.readers import capture_meta, kineto, peaks, run_meta
+from tests import ddp_capture, decode_trace, sweep_raw
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data"
@@ -84,6 +85,7 @@ def _check_spread(rec: dict, prefix: str = "", unit: str = "ms") -> None:
 # ------------------------------------------------------------------ CPU smoke mode
 
 
+@pytest.mark.slow
 def test_smoke_writes_the_layout_and_metadata(smoke):
     for kind in ("decode", "sweep", "peaks", "microbench", "ddp"):
         for folder in _folders(smoke, kind):
@@ -96,6 +98,7 @@ def test_smoke_writes_the_layout_and_metadata(smoke):
     assert [f.name for f in _folders(smoke, "decode")] == ["v1", "v2"]  # eager, then the CUDA-graph version
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("version", ["v1", "v2"])
 def test_smoke_decode_traces_read_back_with_ranges(smoke, version):
     folder = next(f for f in _folders(smoke, "decode") if f.name == version)
@@ -129,6 +132,7 @@ def test_smoke_decode_traces_read_back_with_ranges(smoke, version):
         assert len(inside) == workload["traced_decode_steps"]
 
 
+@pytest.mark.slow
 def test_smoke_sweep_results_and_traces(smoke):
     folder = _one(smoke, "sweep")
     doc = json.loads((folder / "results.json").read_text())
@@ -150,6 +154,7 @@ def test_smoke_sweep_results_and_traces(smoke):
         assert {"scores", "softmax", "matmul"} <= set(tl.ranges["name"])
 
 
+@pytest.mark.slow
 def test_smoke_microbench_formulas(smoke):
     doc = json.loads((_one(smoke, "microbench") / "results.json").read_text())
     assert doc["schema"] == MICROBENCH_SCHEMA
@@ -166,6 +171,7 @@ def test_smoke_microbench_formulas(smoke):
             assert r["bytes_detail"]["activations_out"] == 2 * r["m"] * r["n"]
 
 
+@pytest.mark.slow
 def test_smoke_ddp_one_trace_per_rank(smoke):
     folder = _one(smoke, "ddp")
     meta = json.loads((folder / "meta.json").read_text())
@@ -179,6 +185,7 @@ def test_smoke_ddp_one_trace_per_rank(smoke):
         assert ("straggler_delay" in names) == (rank == slow)
 
 
+@pytest.mark.slow
 def test_smoke_peaks_read_back(smoke):
     folder = _one(smoke, "peaks")
     run = peaks.read(folder / "peaks.json", ReportRef(folder.parent.name, folder.name), folder / "meta.json")
@@ -191,6 +198,7 @@ def test_smoke_peaks_read_back(smoke):
     )
 
 
+@pytest.mark.slow
 def test_capture_without_a_gpu_says_so():
     proc = subprocess.run(
         [sys.executable, "-m", "generators.capture", "peaks", "--out", "/nonexistent"],
@@ -255,7 +263,9 @@ def test_sample_sweep_oom_cell_records_what_was_asked_for():
 def test_sample_sweep_trace_kernel_time_matches_a_direct_sum():
     folder, results = _sweep()
     rec = next(r for r in results if r["size"] == "small" and r["seq_len"] == 128 and r["pass"] == "train")
-    events = json.load(lzma.open(folder / rec["trace"]), parse_float=Decimal)["traceEvents"]
+    # the sweep oracle's reading of the trace (parsed once per session, tests/sweep_raw.py)
+    assert folder == sweep_raw.DATA
+    events = sweep_raw.events(rec["trace"])
     kernels = [e for e in events if e.get("cat") == "kernel"]
     assert rec["trace_kernels"] == len(kernels)
     assert rec["trace_kernel_ms"] == pytest.approx(float(sum(e["dur"] for e in kernels) / 1000), rel=1e-12)
@@ -264,12 +274,15 @@ def test_sample_sweep_trace_kernel_time_matches_a_direct_sum():
 DECODE_VERSIONS = sorted((DATA / "reports").glob("decode-h100*/v*/trace_fused.json.xz"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", DECODE_VERSIONS, ids=lambda p: p.parent.name)
 def test_sample_trace_kernel_time_matches_a_direct_sum(path):
     """The decode range's kernel time from the readers equals a direct sum over the raw events;
     in a CUDA-graph capture every decode kernel is launched by the step's cudaGraphLaunch."""
     graph = json.loads((path.parent / "meta.json").read_text())["workload"].get("decode_step") == "CUDA graph replay"
-    events = json.load(lzma.open(path), parse_float=Decimal)["traceEvents"]  # exact µs decimals
+    # exact µs decimals; the oracle's reading, parsed once per session (tests/decode_trace.py)
+    assert path.parent.parent == decode_trace.REPORT and path.name == "trace_fused.json.xz"
+    events = decode_trace.events("fused", path.parent.name)
     decode = next(e for e in events if e.get("cat") == "user_annotation" and e["name"] == "decode")
     lo, hi = decode["ts"], decode["ts"] + decode["dur"]
     # kernels are launched through the runtime (cudaLaunchKernel, cudaGraphLaunch) or the driver
@@ -310,7 +323,8 @@ def test_sample_ddp_fast_rank_waits_in_its_all_reduce():
     assert meta["workload"]["ranks"] == 2 and meta["workload"]["slow_rank"] == 1
     waited = {}
     for rank in (0, 1):
-        events = json.load(lzma.open(folder / f"rank{rank}.pt.trace.json.xz"), parse_float=Decimal)["traceEvents"]
+        assert ddp_capture.TRACES[rank] == folder / f"rank{rank}.pt.trace.json.xz"
+        events = ddp_capture.trace(rank)["traceEvents"]  # parsed once per session (tests/ddp_capture.py)
         waited[rank] = sum(e["dur"] for e in events if e.get("cat") == "kernel" and "AllReduce" in e["name"])
     stall_us = Decimal(str(meta["workload"]["slow_ms"])) * 1000 * meta["workload"]["traced_steps"]
     assert waited[0] - waited[1] > stall_us / 2

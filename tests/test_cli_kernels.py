@@ -17,6 +17,9 @@ from decimal import Decimal
 
 import pytest
 
+# CLI runs (a Python process each) over real traces (issue 17: `make test-fast` leaves it out)
+pytestmark = pytest.mark.slow
+
 NS_TRACE = "ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
 
 

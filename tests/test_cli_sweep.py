@@ -20,6 +20,9 @@ import pytest
 
 from tests import sweep_raw as raw
 
+# CLI runs over the sweep's traces (issue 17: `make test-fast` leaves it out)
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 REPORT = "sweep-h100-80gb-hbm3"
 

@@ -29,6 +29,9 @@ import yaml
 from tests import decode_report
 from tests import decode_trace as raw
 
+# computes the decode report's model for both versions (issue 17: `make test-fast` leaves it out)
+pytestmark = pytest.mark.slow
+
 VARIANTS = ["fused", "written"]
 
 

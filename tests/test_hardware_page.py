@@ -184,6 +184,7 @@ def test_measured_peaks_appear_beside_the_spec(built_site):
     assert "not measured" in en  # the other GPUs are still unmeasured
 
 
+@pytest.mark.slow
 def test_a_run_on_an_unknown_gpu_is_an_error(tmp_path):
     data = tmp_path / "data"
     shutil.copytree(DATA / "hardware", data / "hardware")

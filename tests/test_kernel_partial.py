@@ -43,6 +43,7 @@ def as_dict(summary: ks.KernelSummary) -> dict[str, tuple]:
     }
 
 
+@pytest.mark.slow
 def test_merged_partials_of_random_splits_equal_the_whole():
     rows = kernels("trace_diff__control.json.gz") + kernels("trace_filter__sampled_rank-0.json.gz")
     rng = random.Random(14)

@@ -19,6 +19,9 @@ import pytest
 from tests import decode_report
 from tests import decode_trace as raw
 
+# computes the decode report's model (issue 17: `make test-fast` leaves it out)
+pytestmark = pytest.mark.slow
+
 VARIANTS = ["fused", "written"]
 
 

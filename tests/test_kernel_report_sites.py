@@ -19,6 +19,9 @@ from generators.readers import kineto_ops
 from tests import decode_report
 from tests import decode_trace as raw
 
+# reads the decode captures' operators and computes the report's model (issue 17: `make test-fast` leaves it out)
+pytestmark = pytest.mark.slow
+
 #: The eager capture: its trace records every operator's shapes (v2's CUDA-graph replays record
 #: none; tests/test_decode_graph.py checks what that version's report says instead).
 V = "v1"

@@ -151,6 +151,7 @@ def _kernel_names(path: Path) -> set[str]:
     return set(kineto.kernel_durations(path)[0])
 
 
+@pytest.mark.slow
 def test_every_kernel_of_the_project_traces_has_a_rule():
     traces = sorted((ROOT / "data" / "reports").rglob("*.json.xz"))
     assert len(traces) > 10

@@ -22,6 +22,9 @@ import pytest
 from generators.distributed import run
 from generators.distributed.mapper import Failure, FilePartial, MapOptions
 
+# process pools and a dask cluster over real traces (issue 17: `make test-fast` leaves it out)
+pytestmark = pytest.mark.slow
+
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "kineto"
 RANKS = ["trace_filter__sampled_rank-0.json.gz", "trace_filter__sampled_rank-1.json.gz"]
 CONTROL = "trace_diff__control.json.gz"

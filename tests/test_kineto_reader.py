@@ -182,6 +182,7 @@ def _same(a, b):
         assert left.astype(str).equals(right.astype(str)), table
 
 
+@pytest.mark.slow
 def test_small_chunks_zlib_and_xz_give_the_same_tables(fixtures_dir, traces, monkeypatch, tmp_path):
     import lzma
     import zlib
@@ -312,6 +313,7 @@ def own_traces():
     return sorted(root.glob("*/v*/trace_*.json.xz"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", own_traces(), ids=lambda p: f"{p.parent.parent.name}/{p.name}")
 def test_own_captures_kernels_and_decode_range(path):
     """Kernel totals and the 'decode' range (launch-time rule; launches through the

@@ -79,6 +79,7 @@ def test_llama_values_are_metas_config_and_the_ffn_follows_metas_size_rule():
     assert 1024 * -(-hidden // 1024) == llama.intermediate_size == 14336
 
 
+@pytest.mark.slow
 def test_the_projects_own_lm_matches_the_capture_code():
     from generators.capture.model import SIZES, VOCAB
 

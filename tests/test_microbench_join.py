@@ -116,6 +116,7 @@ def test_decode_attention_is_predicted_at_its_own_shape(raw, h100):
     assert row.measured_roof_s is None
 
 
+@pytest.mark.slow
 def test_the_cli_fills_measured_times_on_the_h100_only(raw):
     def run(gpu):
         cmd = [sys.executable, "-m", "generators", "roofline", "--model", "deepseek-v3", "--hardware", gpu]

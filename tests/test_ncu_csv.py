@@ -120,6 +120,7 @@ def _half_ulp(raw_value: str, factor: float) -> float:
     return 0.5 * 10.0**-decimals * factor
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("raw_path", REAL_RAW, ids=lambda p: p.name)
 def test_real_raw_and_details_pages_agree(raw_path):
     """Both pages of one real H100 capture give the same base-unit values (Kbyte = 1000 byte,

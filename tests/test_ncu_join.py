@@ -12,6 +12,9 @@ from generators.analysis import attribution, ncu_join
 from generators.analysis.demangled import join_key
 from generators.readers import kineto, ncu_csv
 
+# reads the decode captures' traces and ncu pages (issue 17: `make test-fast` leaves it out)
+pytestmark = pytest.mark.slow
+
 DATA = Path(__file__).resolve().parents[1] / "data" / "reports" / "decode-h100-80gb-hbm3" / "v1"
 
 # (Kineto's spelling, Nsight Compute's spelling) of the same kernel, from the real exports

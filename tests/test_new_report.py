@@ -7,15 +7,23 @@ cache: only the new report is computed.
 
 from __future__ import annotations
 
+import html
 import os
 import re
 import shutil
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
+import markdown
 import pytest
 import yaml
+
+from tests.browser_helpers import chromium, needs_chromium, recording_page, serve
+
+# CLI runs of new-report on a copy of the project (issue 17: `make test-fast` leaves it out)
+pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "data" / "reports" / "decode-h100-80gb-hbm3" / "v1"
@@ -44,6 +52,15 @@ UNITS = [
     "methodology",
     "names",
 ]
+
+
+# Titles from the command line that try Jinja (the page is a mkdocs-macros template), HTML and
+# markdown (issue 17): each must show literally as the page's heading.
+TITLES = {
+    "en": "A copy of the decode report {{ config.site_name }} {% if true %}jinja{% endif %} {# c #} "
+    "</title><script>alert(document.domain)</script> *not emphasis* [a](javascript:alert(document.domain)) # | x",
+    "zh": "解码报告的副本 {{ config.site_name }} <img src=x onerror=alert(document.domain)> **不加粗**",
+}
 
 
 def run(*args: str, cwd: Path = ROOT, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -85,9 +102,9 @@ def created(project) -> subprocess.CompletedProcess:
         "--root",
         str(project),
         "--title",
-        "en=A copy of the decode report",
+        "en=" + TITLES["en"],
         "--title",
-        "zh=解码报告的副本",
+        "zh=" + TITLES["zh"],
     )
 
 
@@ -102,15 +119,47 @@ def test_creates_data_config_pages_and_nav(project, created):
     fused = config["variants"]["fused"]
     assert (fused["timeline"], fused["metrics"]) == ("trace_fused.json.xz", "ncu_fused_raw.csv.gz")
     assert fused["attention_ranges"] == ["aten::scaled_dot_product_attention"] and fused["timing"] == "fused"
-    for lang, title in (("en", "A copy of the decode report"), ("zh", "解码报告的副本")):
+    for lang, title in TITLES.items():
         page = (project / "docs" / lang / "reports" / "decode-copy.md").read_text(encoding="utf-8")
-        assert page.startswith(f"---\nreport: decode-copy\n---\n\n# {title}\n")
+        assert page.startswith("---\nreport: decode-copy\n---\n\n# ")
+        heading = page.split("\n")[4]
+        # the heading, as Python-Markdown renders it, is the title as text; no Jinja is left in it
+        assert _text_of(markdown.markdown(heading, extensions=["tables"]), "h1") == title, heading
+        assert not re.search(r"\{[{%#]", heading), heading
         for unit in UNITS:
             assert f'unit("kernel_profile.{unit}")' in page, (lang, unit)
         assert "__" not in page, "a template placeholder was left"
     nav = yaml.safe_load(re.sub(r"!ENV \[[^\]]*\]", "x", (project / "mkdocs.yml").read_text(encoding="utf-8")))
     reports = next(item["Reports"] for item in nav["nav"] if isinstance(item, dict) and "Reports" in item)
     assert reports[-1] == "reports/decode-copy.md"
+
+
+class _Texts(HTMLParser):
+    """The text of every ``tag`` element, and every element's name."""
+
+    def __init__(self, tag: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tag, self.depth, self.texts, self.tags = tag, 0, [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        if tag == self.tag:
+            self.depth += 1
+            self.texts.append("")
+
+    def handle_endtag(self, tag):
+        self.depth -= tag == self.tag
+
+    def handle_data(self, data):
+        if self.depth:
+            self.texts[-1] += data
+
+
+def _text_of(html: str, tag: str) -> str:
+    parser = _Texts(tag)
+    parser.feed(html)
+    assert len(parser.texts) == 1, parser.texts
+    return " ".join(parser.texts[0].split())
 
 
 def test_refuses_to_overwrite(project, created):
@@ -144,7 +193,10 @@ def test_bad_input_is_one_line_and_writes_nothing(project, created, args, messag
     assert not (project / "docs" / "en" / "reports" / "fresh.md").exists()
 
 
-def test_the_site_builds_with_the_new_report(project, created, built_site):
+@pytest.fixture(scope="module")
+def new_site(project, created, built_site) -> Path:
+    """The project's site with the new report, built once for the tests below."""
+    assert created.returncode == 0, created.stderr
     out = run(
         "build-site",
         "--config-file",
@@ -157,9 +209,23 @@ def test_the_site_builds_with_the_new_report(project, created, built_site):
         env={"PROFSITE_CACHE_DIR": str(built_site.cache)},
     )
     assert out.returncode == 0, out.stdout + out.stderr
+    return project / "site"
+
+
+def test_the_site_builds_with_the_new_report(project, new_site):
     for lang, prefix in (("en", ""), ("zh", "zh/")):
         page = (project / "site" / prefix / "reports" / "decode-copy" / "index.html").read_text(encoding="utf-8")
         main = page.split('<article class="md-content__inner', 1)[1]
+        # the hostile title is the heading's text, nothing of it markup or evaluated
+        article = main.split("</article>", 1)[0]
+        assert _text_of(article, "h1").removesuffix("¶").strip() == TITLES[lang], lang
+        # the browser's title too (Material's striptags unescapes it; generators/site/hooks.py):
+        # the whole title, escaped, inside the one <title> element
+        head_title = re.search(r"<title>(.*?)</title>", page, re.S).group(1)
+        assert html.unescape(head_title).startswith(TITLES[lang] + " - "), head_title
+        rest = page.replace(head_title, "", 1)
+        assert "<script>alert" not in rest and "<img src=x" not in rest and 'href="javascript:' not in rest, lang
+        assert "jinja" not in html.unescape(re.sub(r"<[^>]+>", " ", article)).replace(TITLES[lang], ""), lang
         assert len(re.findall(r"<h2", main)) == 13, lang
         assert main.count("<table") >= 8 and len(re.findall(r'<img [^>]*\.svg"', main)) >= 15
         # nothing of the template's header comment (or any template text) reaches the page
@@ -187,3 +253,20 @@ def test_nav_gets_a_reports_section_when_it_has_none():
     assert yaml.safe_load(out)["nav"] == ["index.md", {"Reference": ["hardware.md"]}, {"Reports": ["reports/a.md"]}]
     again = add_to_nav(out, "reports/b.md")
     assert yaml.safe_load(again)["nav"][-1] == {"Reports": ["reports/a.md", "reports/b.md"]}
+
+
+@needs_chromium
+def test_the_hostile_titles_read_as_text_in_a_browser(new_site):
+    """Both languages' pages of the new report in Chromium: the heading reads as the title,
+    and nothing of it runs (no alert, no script or img element, no dialog)."""
+    site = new_site
+    with serve(site) as base_url, chromium() as browser, recording_page(browser, base_url) as page:
+        page.add_init_script("window.__ran = []; window.alert = m => window.__ran.push(String(m));")
+        for lang, path in (("en", "/reports/decode-copy/"), ("zh", "/zh/reports/decode-copy/")):
+            page.goto(base_url + path, wait_until="load")
+            heading = " ".join(page.inner_text("article h1").split()).removesuffix("¶").strip()
+            assert heading == TITLES[lang], (lang, heading)
+            assert page.title().startswith(TITLES[lang] + " - "), (lang, page.title())
+            assert page.evaluate("window.__ran") == [], lang
+            assert page.locator("article script, article img[src=x]").count() == 0, lang
+        assert page.problems == []

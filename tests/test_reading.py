@@ -167,6 +167,7 @@ def test_the_memory_busy_histogram_and_how_to_read_the_metrics(built_site):
 # -- figures ---------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_histograms_are_stacked_by_class(monkeypatch):
     result, tr = report(V), project.translator("en")
     kept = drawn(monkeypatch)

@@ -185,6 +185,7 @@ def test_a_bad_request_is_a_4xx_json_error_and_writes_nothing(api, method, path,
     assert files(root) == before
 
 
+@pytest.mark.slow
 def test_fifty_concurrent_posts_give_fifty_whole_files(api):
     base, root = api
     bodies = [{**NEW, "body": f"comment {i}\n\n" + "long text " * 400, "author": f"r{i}"} for i in range(50)]

@@ -40,7 +40,7 @@ import yaml
 from generators.checks.parity import check_site
 from generators.review import store
 from generators.review.schema import CssSelector, Target, TextQuoteSelector
-from tests.browser_helpers import CHROMIUM, chromium, needs_chromium, recording_page, serve
+from tests.browser_helpers import chromium, needs_chromium, recording_page, require_chromium, serve
 from tests.site_fixtures import build_site
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -224,8 +224,7 @@ def _beside(page, thread_id: str) -> dict:
 @pytest.fixture(scope="module")
 def browser_flow(review_server, review_project):
     """The reviewer's session in the browser; what it saw, for the tests below."""
-    if not CHROMIUM.exists():
-        pytest.skip("needs Debian's chromium (make chromium)")
+    require_chromium()
     base, _ = review_server
     seen = {}
     with chromium() as browser, recording_page(browser, base) as page:

@@ -17,6 +17,9 @@ import pytest
 from tests import project
 from tests import sweep_raw as raw
 
+# computes the sweep report's model from its traces (issue 17: `make test-fast` leaves it out)
+pytestmark = pytest.mark.slow
+
 EN, ZH = "reports/sweep-h100-80gb-hbm3/", "zh/reports/sweep-h100-80gb-hbm3/"
 TRACED = [("small", 128, "inference"), ("medium", 1024, "train"), ("2.7B", 512, "inference")]
 PHASES = {"inference": ("forward",), "train": ("forward", "backward", "optimizer")}

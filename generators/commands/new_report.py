@@ -58,6 +58,14 @@ def titles(args, languages: tuple[str, ...], report_id: str) -> dict[str, str]:
     return {lang: out.get(lang, report_id) for lang in languages}
 
 
+def heading(title: str) -> str:
+    """A title from the command line as the page's heading text: shown literally, whatever it
+    holds (markdown, HTML and Jinja characters escaped: ``tables.template_text``)."""
+    from generators.render.tables import template_text
+
+    return template_text(title)
+
+
 def report_yml(kind: str, title: dict[str, str], fields: dict) -> str:
     doc = {"schema": "profsite.report/1", "kind": kind, "title": title, **fields}
     head = (
@@ -129,7 +137,8 @@ def run(args) -> int:
     for lang, page in pages.items():
         page.parent.mkdir(parents=True, exist_ok=True)
         body = templates[lang].read_text(encoding="utf-8")
-        page.write_text(body.replace("__TITLE__", title[lang]).replace("__REPORT__", report_id), encoding="utf-8")
+        body = body.replace("__TITLE__", heading(title[lang])).replace("__REPORT__", report_id)
+        page.write_text(body, encoding="utf-8")
     config_path.write_text(nav, encoding="utf-8")
     made = ", ".join(str(p) for p in pages.values())
     print(

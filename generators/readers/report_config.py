@@ -27,7 +27,7 @@ which msgspec reports with the field path).
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 import msgspec
@@ -38,6 +38,15 @@ from generators.readers import typed_file
 from generators.settings import Localized
 
 SCHEMA = "profsite.report/1"
+
+
+def relative_file(field: str, name: str) -> None:
+    """``ValueError`` (reported by msgspec with the field's path) unless ``name`` is a relative
+    path that stays inside the version folder: not empty, not absolute, no ``..`` (symbolic
+    links out are refused where the file is opened, ``Catalog.file``)."""
+    rel = PurePosixPath(name)
+    if not name.strip() or rel.is_absolute() or ".." in rel.parts or "\\" in name:
+        raise ValueError(f"{field}: {name!r} is not a path inside the version folder (no '..', not absolute)")
 
 
 class Changes(msgspec.Struct, forbid_unknown_fields=True, frozen=True):

@@ -17,7 +17,7 @@ from generators.quantity import Quantity
 from generators.readers.hardware import DERIVED, MEASURED, PUBLISHED, GpuSpec, Origin
 from generators.render import units
 from generators.render.i18n import N_, Translator
-from generators.render.tables import TableBuilder
+from generators.render.tables import TableBuilder, safe_url
 from generators.render.units import number, scaled
 
 KINDS = {PUBLISHED: N_("published"), DERIVED: N_("derived"), MEASURED: N_("measured")}
@@ -35,8 +35,8 @@ def document(gpu: GpuSpec, source_id: str, where, tr: Translator, *, markup: boo
     title = _text(src.title, tr)
     if markup:
         title = html.escape(title)
-        if src.url:
-            title = f'<a href="{html.escape(src.url)}">{title}</a>'
+        if safe_url(src.url):  # an http(s) address only; any other URL leaves the title as text
+            title = f'<a href="{html.escape(safe_url(src.url))}">{title}</a>'
         if isinstance(src.title, str):
             title = f"<cite>{title}</cite>"
     out = tr.gettext(N_("{title}, {date}"), title=title, date=tr.date(src.date))

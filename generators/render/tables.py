@@ -12,6 +12,7 @@ kernel name, which the site edge escapes).
 from __future__ import annotations
 
 import html
+from urllib.parse import quote, urlsplit
 
 from generators.pieces import Cell, Column, Row, Table, Value
 from generators.render import units
@@ -30,11 +31,45 @@ def text(value: object) -> str:
     return " ".join("".join(out).split())  # one line
 
 
+#: The only URL schemes a link from a data file may have: anything else (javascript:, data:,
+#: vbscript:, file:, a relative or scheme-relative address) is shown as text, never as a link.
+SAFE_SCHEMES = ("http", "https")
+# RFC 3986 reserved and unreserved characters, and "%" (an already-escaped address stays as it
+# is); everything else, "<", ">", quotes, spaces and controls among it, is percent-encoded.
+_URL_SAFE = ":/?#[]@!$&'()*+,;=%~-._"
+
+
+def safe_url(url: str | None) -> str | None:
+    """``url`` as a link target when it is an absolute http(s) address with a host, with every
+    character that could end a markdown link or an HTML attribute percent-encoded; else None.
+
+    The scheme is read the way browsers read it: ``urlsplit`` drops leading blanks and
+    controls and the tabs and newlines inside (``java\tscript:``), and lower-cases it."""
+    if not url or not isinstance(url, str):
+        return None
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:  # an invalid IPv6 host, for one
+        return None
+    if parts.scheme not in SAFE_SCHEMES or not parts.hostname:
+        return None
+    return quote(parts.geturl(), safe=_URL_SAFE)
+
+
+def template_text(value: object) -> str:
+    """:func:`text` for a page *source* (markdown that mkdocs-macros renders with Jinja before
+    markdown reads it): braces become the HTML entities ``&#123;`` / ``&#125;`` (a backslash
+    before ``{`` would leave ``{%`` whole), so no ``{{``, ``{%`` or ``{#`` reaches Jinja."""
+    return text(value).replace("\\{", "&#123;").replace("\\}", "&#125;")
+
+
 def link(label: str, url: str | None) -> str:
-    """A markdown link with a literal label; the label alone when there is no URL."""
-    if not url:
+    """A markdown link with a literal label; the label alone when there is no URL, or when the
+    URL is not a safe http(s) address (:func:`safe_url`)."""
+    target = safe_url(url)
+    if not target:
         return text(label)
-    return f"[{text(label)}](<{url}>)"
+    return f"[{text(label)}](<{target}>)"
 
 
 def code(value: str) -> str:

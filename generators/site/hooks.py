@@ -27,6 +27,7 @@
   ``site_url`` material's sitemap lookup could not map pages anyway. The language switcher
   itself (``a.md-select__link``) keeps static-i18n's per-page links and works without them.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -42,8 +43,15 @@ from mkdocs import utils as mkdocs_utils
 from mkdocs.plugins import event_priority
 
 ROOT = Path(__file__).resolve().parents[2]
-KEEP = {"generators", "generators.errors", "generators.cli", "generators.commands",
-        "generators.commands.build_site", "generators.commands.review", "generators.site.live"}
+KEEP = {
+    "generators",
+    "generators.errors",
+    "generators.cli",
+    "generators.commands",
+    "generators.commands.build_site",
+    "generators.commands.review",
+    "generators.site.live",
+}
 
 
 #: (size, mtime) of every source file under generators/ when the project's modules were last dropped
@@ -268,8 +276,35 @@ def on_build_error(error):
 ALTERNATE_LINK = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang="[^"]*">')
 
 
+# before the plugins' on_post_page (glightbox re-parses the page with an HTML parser, which would
+# already have ended a broken <title> and moved its script into the head)
+@event_priority(100)
 def on_post_page(output, page, config):
-    return ALTERNATE_LINK.sub("", output)
+    return _escaped_title(ALTERNATE_LINK.sub("", output), page)
+
+
+def _escaped_title(output: str, page) -> str:
+    """The page's ``<title>`` with its text escaped. Material writes ``{{ page.title | striptags }}
+    - {{ config.site_name }}`` there, and ``striptags`` unescapes the heading's entities: a heading
+    that shows ``</title><script>`` as text (a report title from data or a command line) would end
+    the element and run. Found in the head as the text up to the last `` - <site name></title>``;
+    a title without ``<`` or ``>`` is left as it is (byte-identical pages)."""
+    from markupsafe import escape
+
+    head_end = output.find("</head>")
+    if head_end < 0:
+        return output
+    head = output[:head_end]
+    start = head.find("<title>")
+    end = head.rfind("</title>")
+    if start < 0 or end < start:
+        return output
+    text = head[start + len("<title>") : end]
+    cut = text.rfind(" - ")
+    title, rest = (text[:cut], text[cut:]) if cut >= 0 else (text, "")
+    if "<" not in title and ">" not in title:
+        return output
+    return output[:start] + f"<title>{escape(title)}{escape(rest)}" + output[end:]
 
 
 # after mkdocs-static-i18n (-100), whose on_post_build builds the other languages, and after the

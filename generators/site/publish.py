@@ -115,8 +115,8 @@ def _cell(cell: Cell, align: str, numeric: bool) -> str:
         text = f'<code class="ps-nowrap">{text}</code>' if short else f"<code>{text}</code>"
     if cell.text is not None and cell.cite:
         text = f"<cite>{text}</cite>"
-    if cell.text is not None and cell.style == "link" and cell.href:
-        text = f'<a href="{html.escape(cell.href)}">{text}</a>'
+    if cell.text is not None and cell.style == "link" and tables.safe_url(cell.href):
+        text = f'<a href="{html.escape(tables.safe_url(cell.href))}">{text}</a>'
     elif cell.text is not None and cell.style == "strong":
         text = f"<strong>{text}</strong>"
     if cell.text is not None and cell.mark is not None:

@@ -25,6 +25,7 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 from mkdocs.utils.meta import get_data
 
 from generators.catalog import Catalog
+from generators.render import tables
 
 
 def report_of(file: File) -> str | None:
@@ -92,7 +93,7 @@ def changes_pages(files: Files, config, catalog: Catalog, language: str, languag
         for newer, older in zip(versions, versions[1:]):
             source = (
                 template.replace("__REPORT__", report).replace("__VERSION__", newer).replace("__BASE__", older)
-                .replace("__TITLE__", report_config.title[language])
+                .replace("__TITLE__", tables.template_text(report_config.title[language]))
             )  # fmt: skip
             uri = f"{norm}/changes/{older}-{newer}.md"
             page = _linked(config, language, languages, uri, source, default_language, norm)

@@ -17,7 +17,7 @@ Written by ``python -m generators new-report --kind distributed-step``; edit it 
 
 from __future__ import annotations
 
-from generators.readers.report_config import ReportBase
+from generators.readers.report_config import ReportBase, relative_file
 
 
 class Config(ReportBase, tag="distributed-step"):
@@ -30,6 +30,8 @@ class Config(ReportBase, tag="distributed-step"):
     def __post_init__(self) -> None:
         if not self.traces:
             raise ValueError("traces: at least one trace is needed")
+        for i, name in enumerate(self.traces):
+            relative_file(f"traces[{i}]", name)
         if len(set(self.traces)) != len(self.traces):
             raise ValueError("traces: a file is listed twice")
         if len(set(self.ranges)) != len(self.ranges):

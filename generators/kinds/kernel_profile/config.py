@@ -44,7 +44,7 @@ from typing import Literal
 
 import msgspec
 
-from generators.readers.report_config import ReportBase
+from generators.readers.report_config import ReportBase, relative_file
 from generators.settings import Localized
 from generators.vocab import Dtype
 
@@ -117,6 +117,10 @@ class Config(ReportBase, tag="kernel-profile"):
     def __post_init__(self) -> None:
         if not self.variants:
             raise ValueError("variants: at least one variant is needed")
+        for name, variant in self.variants.items():  # checked here, where the variant's name is known
+            relative_file(f"variants.{name}.timeline", variant.timeline)
+            if variant.metrics is not None:
+                relative_file(f"variants.{name}.metrics", variant.metrics)
         if self.primary not in self.variants:
             raise ValueError(f"primary: {self.primary!r} is not one of the variants {sorted(self.variants)}")
         if self.top < 1:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import msgspec
 
-from generators.readers.report_config import ReportBase
+from generators.readers.report_config import ReportBase, relative_file
 from generators.vocab import Dtype
 
 
@@ -47,6 +47,7 @@ class Config(ReportBase, tag="sweep"):
     softmax_ops_per_element: float = 5.0
 
     def __post_init__(self) -> None:
+        relative_file("results", self.results)
         if self.top_non_gemm < 1:
             raise ValueError(f"top_non_gemm: must be at least 1, got {self.top_non_gemm}")
         if not self.softmax_ops_per_element > 0:
