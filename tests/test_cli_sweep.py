@@ -43,7 +43,7 @@ def full():
 
 
 def test_every_cell_in_base_units(full):
-    assert full["schema"] == "profsite.sweep-cells/1" and full["version"] == "v1"
+    assert full["schema"] == "profsite.sweep-cells/1" and full["version"] == "v2"
     assert full["peak"]["flop_per_s"] == pytest.approx(float(raw.bf16_peak()), rel=1e-15)
     cells = {(c["size"], c["seq_len"], c["pass"]): c for c in full["cells"]}
     assert len(cells) == len(raw.results()) == 40

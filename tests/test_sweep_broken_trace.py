@@ -27,7 +27,7 @@ BROKEN = "traces/small_256_inference.json.xz"
 def broken(built_site, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("broken-trace")
     data = Path(shutil.copytree(ROOT / "data", tmp / "data"))
-    trace = data / "reports" / REPORT / "v1" / BROKEN
+    trace = data / "reports" / REPORT / "v2" / BROKEN
     trace.write_bytes(trace.read_bytes()[:30000])  # derived: the real trace, truncated
     cache = Path(shutil.copytree(built_site.cache, tmp / "cache"))
     start = time.time()

@@ -29,7 +29,7 @@ def sweep():
 
     settings = project.settings()
     cat = Catalog(settings.data_dir, settings.codes)
-    options = {"report": "sweep-h100-80gb-hbm3", "version": "v1"}
+    options = {"report": "sweep-h100-80gb-hbm3", "version": "v2"}
     partials = {p: traces.summarise(p) for p in model.trace_files(cat, options)}
     return model.compute(cat, options, partials)
 
