@@ -195,3 +195,24 @@ def test_the_capture_plan_times_every_cell_once_per_set():
             cell = doc["plan"][p["process"] - 1][p["process_index"]][p["position"]]
             assert cell == [rec["size"], rec["seq_len"], rec["pass"]]
             assert p["state_before"]["clocks.sm"].endswith("MHz") and p["state_after"]["memory.used"]
+
+
+def test_the_repeat_capture_agrees_within_the_stated_spread(sweep):
+    """repeat.jsonl: the same capture command's first run on another lease (its printed lines)."""
+    recs = _records()
+    gpu, step = [], []
+    lines = (raw.DATA / "repeat.jsonl").read_text(encoding="utf-8").splitlines()
+    for line in lines:
+        r = json.loads(line, parse_float=Decimal)
+        mine = recs[(r["size"], r["seq_len"], r["pass"])]
+        if r["status"] != "ok" or mine["status"] != "ok":
+            continue
+        step.append(max(r["median_ms"] / mine["median_ms"], mine["median_ms"] / r["median_ms"]))
+        if r["graph_event_median_ms"] and mine.get("graph_event_median_ms"):
+            g = r["graph_event_median_ms"] / mine["graph_event_median_ms"]
+            gpu.append(max(g, 1 / g))
+    facts = {k: q.value for k, q in sweep.facts.items()}
+    assert facts["stability.repeat_gpu_lines"] == len(gpu) and facts["stability.repeat_lines"] == len(step)
+    assert facts["stability.repeat_gpu_factor"] == pytest.approx(float(max(gpu)), rel=1e-12)
+    assert facts["stability.repeat_step_factor"] == pytest.approx(float(max(step)), rel=1e-12)
+    assert max(gpu) < Decimal("1.02") < max(step)  # GPU times repeat across captures, host-bound steps do not

@@ -245,3 +245,41 @@ def read(path: Path):
     for i, r in enumerate(doc.results):
         _check(path, i, r, seen)
     return pd.DataFrame([_row(r) for r in doc.results], columns=list(RESULTS_SCHEMA))
+
+
+class RepeatLine(msgspec.Struct, frozen=True):
+    size: str
+    seq_len: int
+    status: str
+    pass_: str = msgspec.field(name="pass")
+    median_ms: float | None = None
+    graph_event_median_ms: float | None = None
+
+
+def read_repeat(path: Path):
+    """A repeat capture's per-cell lines (``repeat.jsonl``: the lines ``sweep-cells`` prints,
+    one JSON object per timed cell, a cell possibly twice): a DataFrame of ``size``,
+    ``seq_len``, ``pass``, ``status``, ``median_ns`` and ``gpu_median_ns``."""
+    import pandas as pd
+
+    rows = []
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            r = msgspec.json.decode(line, type=RepeatLine)
+        except msgspec.DecodeError as exc:
+            raise UserError(path, f"line {i}: {exc}") from None
+        if r.pass_ not in PASSES or r.status not in STATUSES:
+            raise UserError(path, f"line {i}: pass {r.pass_!r} or status {r.status!r} is not one the sweep writes")
+        rows.append(
+            {
+                "size": r.size,
+                "seq_len": r.seq_len,
+                "pass": r.pass_,
+                "status": r.status,
+                "median_ns": _ns(r.median_ms),
+                "gpu_median_ns": _ns(r.graph_event_median_ms),
+            }
+        )
+    return pd.DataFrame(rows, columns=["size", "seq_len", "pass", "status", "median_ns", "gpu_median_ns"])

@@ -102,6 +102,10 @@ STABILITY_FACTS = {
     "gpu_process_factor": "count",
     "gpu_spread_max": "fraction",
     "near_limit_cells": "count",
+    "repeat_lines": "count",
+    "repeat_step_factor": "count",
+    "repeat_gpu_lines": "count",
+    "repeat_gpu_factor": "count",
 }
 
 

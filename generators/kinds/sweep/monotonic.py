@@ -132,3 +132,26 @@ def stability(cells: pd.DataFrame, gpu_memory: int) -> dict:
         "near_limit_cells": len(near),
         "near_limit_keys": list(near["key"]),
     }
+
+
+def repeat_agreement(cells: pd.DataFrame, repeat: pd.DataFrame) -> dict:
+    """A second capture of the same command (``repeat``: its per-cell lines) against this
+    one's process 1: per line of a cell that ran in both, the factor between the two medians
+    (≥ 1), for the step time and the GPU time; the largest of each and how many lines."""
+    ok = cells[cells["status"] == "ok"].set_index(["size", "seq_len", "pass"])
+    step, gpu = [], []
+    for r in repeat[repeat["status"] == "ok"].to_dict("records"):
+        key = (r["size"], r["seq_len"], r["pass"])
+        if key not in ok.index:
+            continue
+        mine = ok.loc[key]
+        if not pd.isna(r["median_ns"]) and not pd.isna(mine["median_ns"]):
+            step.append(r["median_ns"] / mine["median_ns"])
+        if not pd.isna(r["gpu_median_ns"]) and not pd.isna(mine["gpu_median_ns"]):
+            gpu.append(r["gpu_median_ns"] / mine["gpu_median_ns"])
+    return {
+        "repeat_lines": len(step),
+        "repeat_step_factor": _factor(pd.Series(step, dtype=float)),
+        "repeat_gpu_lines": len(gpu),
+        "repeat_gpu_factor": _factor(pd.Series(gpu, dtype=float)),
+    }
