@@ -52,7 +52,7 @@ def test_every_cell_in_base_units(full):
         assert c["status"] == r["status"]
         if r["status"] != "ok":
             assert c["median_s"] is None and c["mfu"] is None and c["top_kernel"] is None
-            assert c["oom_requested_bytes"] == r["oom_requested_bytes"] == 38 * 2**20
+            assert c["oom_requested_bytes"] == r["oom_requested_bytes"] == 256 * 2**20  # "256.00 MiB"
             continue
         assert c["median_s"] == pytest.approx(float(r["median_ms"] / 1000), rel=1e-12)
         assert c["event_median_s"] == pytest.approx(float(r["event_median_ms"] / 1000), rel=1e-12)

@@ -347,8 +347,10 @@ def falls(result, tr: Translator, options: dict) -> object:
     """Pairs of cells where the time falls as the work grows beyond the measured spread."""
     t = TableBuilder("falls", tr)
     t.col("measure", N_("Measure")).col("pass", N_("Pass"))
-    t.col("smaller", N_("Less work")).col("small", N_("Its median"), "ms").col("small_low", N_("Its lowest Q1"), "ms")
-    t.col("larger", N_("More work")).col("large", N_("Its median"), "ms").col("large_high", N_("Its highest Q3"), "ms")
+    t.col("smaller", N_("Less work"), style="code").col("small_seq", N_("Length"), "count")
+    t.col("small", N_("Its median"), "ms").col("small_low", N_("Its lowest Q1"), "ms")
+    t.col("larger", N_("More work"), style="code").col("large_seq", N_("Length"), "count")
+    t.col("large", N_("Its median"), "ms").col("large_high", N_("Its highest Q3"), "ms")
     t.col("ratio", N_("More ÷ less"), "count2").col("why", N_("Explanation"))
     for r in result.analysis.falls.to_dict("records"):
         why = (
@@ -360,10 +362,12 @@ def falls(result, tr: Translator, options: dict) -> object:
             key_of(r["measure"], r["small_key"], r["large_key"]),
             tr.gettext(MEASURE_LABELS[r["measure"]]),
             L.pass_label(r["pass"], tr),
-            tr.gettext(N_("{size}, {seq} tokens"), size=r["small_size"], seq=L.seq(r["small_seq"], tr)),
+            r["small_size"],
+            r["small_seq"],
             r["small_ns"],
             r["small_low_ns"],
-            tr.gettext(N_("{size}, {seq} tokens"), size=r["large_size"], seq=L.seq(r["large_seq"], tr)),
+            r["large_size"],
+            r["large_seq"],
             r["large_ns"],
             r["large_high_ns"],
             r["ratio"],
