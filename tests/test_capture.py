@@ -331,7 +331,8 @@ def test_sample_ddp_fast_rank_waits_in_its_all_reduce():
 
 
 def test_data_folder_within_budget():
-    # 28 MB: the H100 sweep (16 MB of traces), decode v1 (5.9 MB) and its CUDA-graph v2 (1.7 MB,
-    # to land), the microbenchmarks (0.6 MB) and the 2-rank DDP fixture (1.7 MB): 26.9 MB in all.
+    # 47 MB: the H100 sweep v1 and its recapture v2 (16 MB of traces each), decode v1 (5.9 MB)
+    # and its CUDA-graph v2 (1.7 MB), the microbenchmarks (0.6 MB) and the 2-rank DDP fixture
+    # (1.7 MB): 44 MB in all; the decode timing recapture (branch timing-decode-v3) adds 1.5 MB.
     total = sum(p.stat().st_size for p in DATA.rglob("*") if p.is_file())
-    assert total <= 28 * 1000 * 1000, f"data/ is {total / 1e6:.1f} MB; the budget is 28 MB"
+    assert total <= 47 * 1000 * 1000, f"data/ is {total / 1e6:.1f} MB; the budget is 47 MB"

@@ -46,7 +46,7 @@ def full():
 
 
 def test_every_cell_in_base_units(full):
-    assert full["schema"] == "profsite.sweep-cells/1" and full["version"] == "v1"
+    assert full["schema"] == "profsite.sweep-cells/1" and full["version"] == "v2"
     assert full["peak"]["flop_per_s"] == pytest.approx(float(raw.bf16_peak()), rel=1e-15)
     cells = {(c["size"], c["seq_len"], c["pass"]): c for c in full["cells"]}
     assert len(cells) == len(raw.results()) == 40
@@ -55,7 +55,7 @@ def test_every_cell_in_base_units(full):
         assert c["status"] == r["status"]
         if r["status"] != "ok":
             assert c["median_s"] is None and c["mfu"] is None and c["top_kernel"] is None
-            assert c["oom_requested_bytes"] == r["oom_requested_bytes"] == 38 * 2**20
+            assert c["oom_requested_bytes"] == r["oom_requested_bytes"] == 256 * 2**20  # "256.00 MiB"
             continue
         assert c["median_s"] == pytest.approx(float(r["median_ms"] / 1000), rel=1e-12)
         assert c["event_median_s"] == pytest.approx(float(r["event_median_ms"] / 1000), rel=1e-12)

@@ -130,9 +130,16 @@ def test_ncu_against_trace_durations_match_a_recomputation(report_page):
     assert not [f for f in kernel_checks.check(report_page, 3.0) if f.check == "ncu-trace"]
 
 
-def test_the_real_pages_have_one_finding_and_their_checks_ran(rv):
-    (finding,) = rv.findings()  # the class finding above; every claim of the branch v2 takes holds
+def test_the_real_pages_have_their_findings_and_their_checks_ran(rv):
+    # the class finding above and the sweep's falls (tests/test_sweep_timing.py recomputes them);
+    # every claim of the branch v2 takes holds
+    from tests.test_sweep_timing import expected_falls
+
+    findings = rv.findings()
+    classes = [f for f in findings if f.check != "sweep-falls"]
+    (finding,) = classes
     assert (finding.check, *finding.key.split(":", 2)[2].split("/", 1)) == WRITTEN_TNT
+    assert len(findings) - 1 == len(expected_falls()) == 3
     checked = {key: rv.page_data(src) for key, src in rv.pages.items()}
     report = checked[PAGE]
     assert len(list(report.tables())) >= 10 and len(report.source.claims) >= 5

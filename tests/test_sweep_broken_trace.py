@@ -27,7 +27,7 @@ BROKEN = "traces/small_256_inference.json.xz"
 def broken(built_site, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("broken-trace")
     data = Path(shutil.copytree(ROOT / "data", tmp / "data"))
-    trace = data / "reports" / REPORT / "v1" / BROKEN
+    trace = data / "reports" / REPORT / "v2" / BROKEN
     trace.write_bytes(trace.read_bytes()[:30000])  # derived: the real trace, truncated
     cache = Path(shutil.copytree(built_site.cache, tmp / "cache"))
     start = time.time()
@@ -55,5 +55,5 @@ def test_only_the_broken_trace_was_read_again(broken):
     build, start = broken
     partials = [p for p in (build.cache / "partials").rglob("*.pickle") if "sweep" in p.parent.name]
     fresh = [p for p in partials if p.stat().st_mtime >= start]
-    assert len(partials) == 39 and len(fresh) == 1
+    assert len(partials) == 2 * 39 and len(fresh) == 1  # the traces of v1 and v2, 39 each
     assert "truncated xz file" in pickle.loads(fresh[0].read_bytes()).error  # the broken trace's TraceFailure

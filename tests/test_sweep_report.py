@@ -32,7 +32,7 @@ def sweep():
 
     settings = project.settings()
     cat = Catalog(settings.data_dir, settings.codes)
-    options = {"report": "sweep-h100-80gb-hbm3", "version": "v1"}
+    options = {"report": "sweep-h100-80gb-hbm3", "version": "v2"}
     partials = {p: traces.summarise(p) for p in model.trace_files(cat, options)}
     return model.compute(cat, options, partials)
 
@@ -61,7 +61,9 @@ def test_every_cell_is_classified_by_the_rule(sweep):
     want = {(r["size"], r["seq_len"], r["pass"]): expected_timing(r) for r in raw.results()}
     assert got == want
     assert len(want) == 40 and sum(v == "oom" for v in want.values()) == 1
-    assert {"stable", "host-bound", "unstable"} <= set(want.values())  # the rule has something to decide
+    # the rule has something to decide; the recapture (v2) has no unstable cell: where the GPU
+    # is busy, the two processes agree
+    assert {"stable", "host-bound"} <= set(want.values()) and "unstable" not in want.values()
 
 
 def test_model_flops_mfu_and_tokens_per_second(sweep):

@@ -13,8 +13,10 @@ Report commands, each writing one report folder with a new version under ``--out
   all           all of the above (what ``make capture`` runs; ddp only with >= 2 GPUs)
 
 Internal commands, run in fresh processes by the ones above: decode-step (the workload ncu
-profiles), decode-time, sweep-size, microbench-run, and sweep-probe (the experiment behind the
-sweep's notes, ``probe.py``). ``--smoke`` runs the same code on the
+profiles), decode-time, sweep-cells (time the given cells in one process), sweep-trace (trace
+them), microbench-run, sweep-diag (the experiment behind the sweep's timing method,
+``sweep.diagnose``) and sweep-probe (the experiment behind the first sweep's notes,
+``probe.py``). ``--smoke`` runs the same code on the
 CPU with the tiny model and small settings.
 """
 
@@ -23,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -37,7 +40,17 @@ except ImportError:  # the capture runs on the GPU machine's python3, which has 
     ) from None
 
 from generators.capture import decode, decode_graph, meta, microbench, ncu, peaks, probe, sweep
-from generators.capture.common import compress, kernel_summary, measure, pick_device, sync, trace
+from generators.capture.common import (
+    compress,
+    dispatch_us,
+    gpu_state,
+    kernel_summary,
+    measure,
+    other_gpu_processes,
+    pick_device,
+    sync,
+    trace,
+)
 from generators.capture.model import SIZES
 from generators.capture.runs import internal, run_json, write_json
 
@@ -47,11 +60,12 @@ FULL = {
     "prompt": 128,
     "new_tokens": 64,
     "trace_tokens": 16,
-    "decode_reps": 8,
+    "decode_reps": 15,
     "sweep_sizes": ["small", "medium", "large", "xl", "2.7B"],
     "seqs": [128, 256, 512, 1024],
     "batch": 4,
-    "sweep_reps": 15,
+    "sweep_reps": 10,
+    "cells_per_process": 5,
     "microbench_reps": 30,
     "warmup": None,  # common.WARMUP
     "ddp": ["--size", "small", "--seq", "256", "--batch", "4", "--warmup-steps", "5", "--active", "3"],
@@ -66,8 +80,9 @@ SMOKE = {
     "seqs": [16, 32],
     "batch": 2,
     "sweep_reps": 2,
+    "cells_per_process": 3,
     "microbench_reps": 2,
-    "warmup": {"min_warmup": 1, "max_warmup": 3, "window": 2, "tolerance": 0.5},
+    "warmup": {"min_warmup": 1, "min_warmup_s": 0.0, "max_warmup": 3, "window": 2, "tolerance": 0.5},
     "ddp": ["--size", "tiny", "--seq", "16", "--batch", "2", "--warmup-steps", "1", "--active", "2", "--smoke"],
 }
 VARIANTS = {"fused": True, "written": False}
@@ -92,18 +107,33 @@ def new_folder(out: Path, kind: str, device, version: str | None = None, report:
     return folder
 
 
-def _timing_twice(args, variant: str, mode: str, settings, commands: list[str]) -> dict:
-    """Whole-generation timing of one variant and mode in two fresh processes: process 1's
-    fields at the top (what ``timing.json`` readers use), both under ``processes``."""
-    cmd = internal("decode-time", "--variant", variant, "--mode", mode, smoke=args.smoke)
-    runs = [run_json(cmd + ["--process", str(i)], commands) for i in (1, 2)]
-    if any(r.get("status") == "failed" for r in runs):
-        raise SystemExit(f"error: decode-time --variant {variant} --mode {mode} failed: {runs}")
-    first = dict(runs[0])
-    first["processes"] = runs
-    if runs[1].get("median_ms") and first.get("median_ms"):
-        first["process_ratio"] = runs[1]["median_ms"] / first["median_ms"]
-    return first
+def _timing_all(args, modes: list[str], commands: list[str]) -> tuple[dict, int]:
+    """Whole-generation timing of every variant and mode, each in two fresh processes, the
+    runs in one shuffled order (seed recorded): per ``<variant>`` (``<variant>_eager`` for the
+    eager mode beside the graph) process 1's fields at the top (what ``timing.json`` readers
+    use), both processes under ``processes``, their ratio, and the run's place in the order."""
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
+    runs = [(v, m, i) for v in VARIANTS for m in modes for i in (1, 2)]
+    random.Random(seed).shuffle(runs)
+    got = {}
+    for position, (variant, mode, process) in enumerate(runs):
+        cmd = internal("decode-time", "--variant", variant, "--mode", mode, smoke=args.smoke)
+        rec = run_json(cmd + ["--process", str(process)], commands)
+        if rec.get("status") == "failed":
+            raise SystemExit(f"error: decode-time --variant {variant} --mode {mode} failed: {rec}")
+        rec["position"] = position
+        got[(variant, mode, process)] = rec
+    timing = {}
+    for variant in VARIANTS:
+        for mode in modes:
+            first = dict(got[(variant, mode, 1)])
+            first["processes"] = [got[(variant, mode, 1)], got[(variant, mode, 2)]]
+            second = first["processes"][1]
+            if second.get("median_ms") and first.get("median_ms"):
+                first["process_ratio"] = second["median_ms"] / first["median_ms"]
+            name = variant if mode == modes[0] else f"{variant}_{mode}"
+            timing[name] = first
+    return timing, seed
 
 
 def _decode_meta(folder, device, settings, commands, files, *, graph: bool, notes: Path | None, extra=None) -> None:
@@ -147,12 +177,12 @@ def _decode_meta(folder, device, settings, commands, files, *, graph: bool, note
 def cmd_decode(args, settings, device, *, graph: bool = False) -> Path:
     folder = new_folder(args.out, "decode", device, args.version)
     size, prompt, new, traced = (settings[k] for k in ("decode_size", "prompt", "new_tokens", "trace_tokens"))
-    commands, files, timing, plain, checks = [meta.command_line()], {}, {}, [], {}
-    mode = "graph" if graph else "eager"
+    commands, files, plain, checks = [meta.command_line()], {}, [], {}
+    state = {"before": gpu_state(device), "other_gpu_processes": other_gpu_processes()}
+    # graph: the v1 (eager) method on the same machine beside it, for a fair comparison
+    timing, seed = _timing_all(args, ["graph", "eager"] if graph else ["eager"], commands)
+    state["after_timing"] = gpu_state(device)
     for variant, fused in VARIANTS.items():
-        timing[variant] = _timing_twice(args, variant, mode, settings, commands)
-        if graph:  # the v1 method on the same machine, for a fair comparison
-            timing[f"{variant}_eager"] = _timing_twice(args, variant, "eager", settings, commands)
         model, tokens = decode.build(size, fused, prompt, new, device)
         if graph:
             dec = decode_graph.GraphDecoder(model, tokens, new, graph=True)
@@ -182,10 +212,11 @@ def cmd_decode(args, settings, device, *, graph: bool = False) -> Path:
     write_json(folder / "timing.json", timing)
     files["timing.json"] = (
         "wall-clock and CUDA-event ms of a whole generation (prefill + decode), no profiler, warm-up until steady, "
-        "two processes"
+        f"two processes per variant and mode, the runs in a shuffled order (seed {seed}), GPU state before and after"
         + ("; <variant>_eager: the eager (v1) decode timed the same way on the same machine" if graph else "")
     )
-    _decode_meta(folder, device, settings, commands, files, graph=graph, notes=args.notes, extra={"checks": checks})
+    extra = {"checks": checks, "timing_seed": seed, "gpu_state": state}
+    _decode_meta(folder, device, settings, commands, files, graph=graph, notes=args.notes, extra=extra)
     if device.type == "cuda" and not args.no_ncu:
         args.into, args.variants, args.graph = str(folder), list(VARIANTS), graph
         cmd_ncu(args, settings, device)
@@ -224,8 +255,11 @@ def cmd_decode_time(args, settings, device) -> None:
         run = decode_graph.GraphDecoder(model, tokens, new, graph=True).generate
     else:
         run = lambda: decode.generate(model, tokens, new)
+    before, dispatch = gpu_state(device), dispatch_us(device)
     result = measure(run, device, reps=settings["decode_reps"], warmup=settings["warmup"])
     result.update(process=args.process, mode=args.mode, new_tokens=new, pid=os.getpid())
+    result.update(state_before=before, state_after=gpu_state(device), dispatch_us_before=dispatch)
+    result["dispatch_us_after"] = dispatch_us(device)
     write_json(Path(args.json), result)
 
 
@@ -243,17 +277,47 @@ def cmd_decode_step(args, settings, device) -> None:
     sync(device)
 
 
+def _order(sizes: list[str], seqs: list[int]) -> dict:
+    return {c: i for i, c in enumerate(sweep.all_cells(sizes, seqs))}
+
+
 def cmd_sweep(args, settings, device) -> Path:
+    """Every cell in two sets of fresh processes (``sweep.plan``: a shuffled order per set, a
+    few cells per process), then one trace process per size; GPU state before and after."""
     folder = new_folder(args.out, "sweep", device, args.version)
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
+    cells = sweep.all_cells(settings["sweep_sizes"], settings["seqs"])
+    sets = sweep.plan(cells, seed, 2, settings["cells_per_process"])
     commands, parts = [meta.command_line()], {1: [], 2: []}
-    for process in (1, 2):  # all sizes in process set 1 (timing, then traces), then all again
-        for size in settings["sweep_sizes"]:
-            extra = ["--traces", str(folder / "traces")] if process == 1 else []
-            cmd = internal("sweep-size", "--size", size, "--process", str(process), *extra, smoke=args.smoke)
+    state = {"before": gpu_state(device), "other_gpu_processes": other_gpu_processes()}
+    for number, processes in enumerate(sets, start=1):
+        for index, chunk in enumerate(processes):
+            cmd = internal("sweep-cells", "--cells", sweep.cells_arg(chunk), "--process", str(number), smoke=args.smoke)
             got = run_json(cmd, commands)
-            parts[process] += got if isinstance(got, list) else [{"size": size, **got}]
-    results = sweep.merge(parts[1], parts[2])
-    write_json(folder / "results.json", {"schema": sweep.SCHEMA, "results": results})
+            if isinstance(got, dict):  # the process died: its cells are failed records
+                got = [
+                    {"size": a, "seq_len": b, "pass": c, "batch": settings["batch"], "status": "failed", **got}
+                    for a, b, c in chunk
+                ]
+            for rec in got:
+                rec["process"], rec["process_index"] = number, index
+            parts[number] += got
+    traced = []
+    if not args.no_traces:
+        ran = [(r["size"], r["seq_len"], r["pass"]) for r in parts[1] if r["status"] == "ok"]
+        for size in settings["sweep_sizes"]:
+            mine = [c for c in ran if c[0] == size]
+            if mine:
+                trace_dir = str(folder / "traces")
+                cmd = internal("sweep-trace", "--cells", sweep.cells_arg(mine), "--traces", trace_dir, smoke=args.smoke)
+                got = run_json(cmd, commands)
+                traced += got if isinstance(got, list) else []
+    state["after"] = gpu_state(device)
+    rank = _order(settings["sweep_sizes"], settings["seqs"])
+    results = sweep.merge(parts[1], parts[2], traced)
+    results.sort(key=lambda r: rank[(r["size"], r["seq_len"], r["pass"])])
+    doc = {"schema": sweep.SCHEMA, "seed": seed, "plan": sets, "gpu_state": state, "results": results}
+    write_json(folder / "results.json", doc)
     meta.write(
         folder,
         "sweep",
@@ -269,29 +333,57 @@ def cmd_sweep(args, settings, device) -> Path:
             "attention": "written out (scores, softmax, matmul ranges)",
             "reps": settings["sweep_reps"],
             "warmup": "until steady (see warmup_rule per record)",
-            "timing": "wall clock and CUDA events per step; two fresh processes per size",
+            "timing": (
+                "wall clock, CUDA events and host enqueue time per eager step, and the step's GPU time by "
+                "CUDA-graph replay; every cell in two sets of fresh processes, the order shuffled per set "
+                f"(seed {seed}), {settings['cells_per_process']} cells per process; traces in their own "
+                "processes after all timing"
+            ),
+            "graph_method": sweep.GRAPH_METHOD,
+            "seed": seed,
+            "cells_per_process": settings["cells_per_process"],
             "notes": args.notes.read_text(encoding="utf-8") if args.notes else None,
         },
         files={
             "results.json": f"{sweep.SCHEMA}: timings of both processes, peak memory, OOM details per configuration",
-            "traces/": "one Kineto trace per configuration that ran (process 1, after all timing)",
+            "traces/": "one Kineto trace per configuration that ran (its own process per size, after all timing)",
         },
     )
     return folder
 
 
-def cmd_sweep_size(args, settings, device) -> None:
-    results = sweep.run_size(
-        args.size,
-        settings["seqs"],
-        settings["batch"],
-        device,
-        Path(args.traces) if args.traces else None,
-        reps=settings["sweep_reps"],
-        process=args.process,
-        warmup=settings["warmup"],
+def cmd_sweep_cells(args, settings, device) -> None:
+    cells = sweep.parse_cells(args.cells)
+    got = sweep.run_cells(
+        cells, settings["batch"], device, reps=settings["sweep_reps"], process=args.process, warmup=settings["warmup"]
     )
-    write_json(Path(args.json), results)
+    write_json(Path(args.json), got)
+
+
+def cmd_sweep_trace(args, settings, device) -> None:
+    cells = sweep.parse_cells(args.cells)
+    write_json(Path(args.json), sweep.trace_cells(cells, settings["batch"], device, Path(args.traces)))
+
+
+def cmd_sweep_diag(args, settings, device) -> None:
+    """``sweep.diagnose`` on its cells (``--cells``, default ``sweep.DIAGNOSIS``), with the
+    GPU's other processes and state before and after."""
+    cells = sweep.parse_cells(args.cells) if args.cells else list(sweep.DIAGNOSIS)
+    doc = {"other_gpu_processes": other_gpu_processes(), "state_before": gpu_state(device)}
+    doc.update(sweep.diagnose(cells, settings["batch"], device, reps=settings["sweep_reps"], warmup=settings["warmup"]))
+    doc["state_after"] = gpu_state(device)
+    doc["cpu"] = {"count": os.cpu_count(), "model": _cpu_model()}
+    write_json(Path(args.json), doc)
+
+
+def _cpu_model() -> str | None:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        return None
+    return None
 
 
 def cmd_sweep_probe(args, settings, device) -> None:
@@ -373,7 +465,7 @@ def cmd_all(args, settings, device) -> None:
 
 
 COMMANDS = ["all", "peaks", "decode", "decode-graph", "ncu", "sweep", "microbench", "ddp"]
-INTERNAL = ["decode-step", "decode-time", "sweep-size", "microbench-run", "sweep-probe"]
+INTERNAL = ["decode-step", "decode-time", "sweep-cells", "sweep-trace", "sweep-diag", "microbench-run", "sweep-probe"]
 
 
 def main(argv=None) -> int:
@@ -398,6 +490,9 @@ def main(argv=None) -> int:
     parser.add_argument("--process", type=int, default=1)
     parser.add_argument("--json")
     parser.add_argument("--traces")
+    parser.add_argument("--cells", help="sweep-cells, sweep-trace, sweep-diag: size:seq:pass,...")
+    parser.add_argument("--seed", type=int, help="sweep: the seed of the cell order (default: drawn and recorded)")
+    parser.add_argument("--no-traces", action="store_true", help="sweep: time only (a repeat capture)")
     args = parser.parse_args(argv)
     device = pick_device(args.smoke)
     settings = SMOKE if args.smoke else FULL

@@ -2,11 +2,11 @@
 
 Timing method (``measure``), the project standard for a number that is a result:
 
-* **Warm-up until steady.** ``fn`` runs at least ``min_warmup`` times and at most
-  ``max_warmup`` times (or ``max_warmup_s`` seconds); warm-up stops as soon as the last
-  ``window`` wall-clock samples lie within ``tolerance`` of their median
-  (``(max - min) / median <= tolerance``). The count, every warm-up sample and whether the
-  rule was met (``warmup_steady``) are recorded.
+* **Warm-up until steady.** ``fn`` runs at least ``min_warmup`` times and for at least
+  ``min_warmup_s`` seconds, and at most ``max_warmup`` times (or ``max_warmup_s`` seconds);
+  warm-up stops as soon as the last ``window`` (5) samples lie within ``tolerance`` (2 %)
+  of their median (``(max - min) / median <= tolerance``). The count, every warm-up sample
+  and whether the rule was met (``warmup_steady``) are recorded.
 * **Spread, not one number.** ``reps`` timed runs; every sample is kept, with median,
   quartiles (``statistics.quantiles``, inclusive method), min and max.
 * **Wall time and CUDA events.** Each rep: synchronise, record a start event, read the
@@ -29,6 +29,7 @@ import lzma
 import os
 import re
 import statistics
+import subprocess
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -36,7 +37,25 @@ from pathlib import Path
 import torch
 from torch.profiler import ProfilerActivity, profile, record_function
 
-WARMUP = {"min_warmup": 3, "max_warmup": 30, "max_warmup_s": 15.0, "window": 5, "tolerance": 0.05}
+WARMUP = {
+    "min_warmup": 5,
+    "min_warmup_s": 1.0,
+    "max_warmup": 60,
+    "max_warmup_s": 6.0,
+    "window": 5,
+    "tolerance": 0.02,
+}
+# nvidia-smi fields read before and after every timed configuration (as printed, with units)
+STATE_FIELDS = (
+    "clocks.sm",
+    "clocks.mem",
+    "temperature.gpu",
+    "power.draw",
+    "utilization.gpu",
+    "memory.used",
+    "memory.total",
+    "clocks_event_reasons.active",
+)
 
 
 def pick_device(smoke: bool) -> torch.device:
@@ -131,7 +150,8 @@ def measure(
     warm, began = [], time.perf_counter()
     while len(warm) < rule["max_warmup"]:
         warm.append(once()[key])
-        if len(warm) >= rule["min_warmup"] and _steady(warm, rule["window"], rule["tolerance"]):
+        done = len(warm) >= rule["min_warmup"] and time.perf_counter() - began >= rule.get("min_warmup_s", 0.0)
+        if done and _steady(warm, rule["window"], rule["tolerance"]):
             break
         if time.perf_counter() - began > rule["max_warmup_s"] and len(warm) >= rule["min_warmup"]:
             break
@@ -147,6 +167,60 @@ def measure(
         "warmup_rule": {**rule, "on": "event" if key == 2 else "wall"},
     }
     return out
+
+
+def gpu_state(device: torch.device) -> dict | None:
+    """The GPU's clocks, temperature, power, utilisation and memory in use now (nvidia-smi,
+    as printed), with the allocator's view (``torch.cuda.mem_get_info``); None on the CPU."""
+    if device.type != "cuda":
+        return None
+    out: dict = {}
+    try:
+        proc = subprocess.run(
+            ["nvidia-smi", f"--query-gpu={','.join(STATE_FIELDS)}", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        if proc.returncode == 0 and proc.stdout.strip():
+            values = [v.strip() for v in proc.stdout.strip().splitlines()[0].split(",")]
+            out.update(zip(STATE_FIELDS, values))
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    free, total = torch.cuda.mem_get_info(device)
+    out["free_bytes"], out["total_bytes"] = free, total
+    return out
+
+
+def other_gpu_processes() -> list[str] | None:
+    """Compute processes on the GPU other than this one (nvidia-smi), or None without it."""
+    try:
+        proc = subprocess.run(
+            ["nvidia-smi", "--query-compute-apps=pid,process_name,used_memory", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    if proc.returncode != 0:
+        return None
+    mine = str(os.getpid())
+    return [line.strip() for line in proc.stdout.splitlines() if line.strip() and line.split(",")[0].strip() != mine]
+
+
+def dispatch_us(device: torch.device, launches: int = 2000) -> float:
+    """The host's cost of issuing one tiny operation (µs): ``launches`` in-place adds on a
+    one-element tensor, issued without synchronising, divided by their count. A probe of the
+    host's dispatch speed at that moment (Python, dispatcher, launch), beside each cell."""
+    x = torch.zeros(1, device=device)
+    sync(device)
+    t0 = time.perf_counter()
+    for _ in range(launches):
+        x.add_(1.0)
+    t1 = time.perf_counter()
+    sync(device)
+    return (t1 - t0) * 1e6 / launches
 
 
 def trace(fn, device: torch.device, path: Path, *, record_shapes: bool = False) -> None:

@@ -78,6 +78,19 @@ RESULTS_SCHEMA = {
     "oom_requested_text": "the same as PyTorch wrote it (38.00 MiB)",
     "oom_peak_allocated_bytes": "the allocator's peak before it failed, bytes",
     "oom_total_bytes": "the device's memory capacity, bytes",
+    "p1_q1_ns": "first quartile of process 1's wall times, ns (the same as q1_ns)",
+    "p1_q3_ns": "third quartile of process 1's wall times, ns",
+    "p2_q1_ns": "first quartile of process 2's wall times, ns",
+    "p2_q3_ns": "third quartile of process 2's wall times, ns",
+    "graph_status": "ok, oom or failed: the step replayed as a CUDA graph (None: not captured this way)",
+    "gpu_median_ns": "median CUDA-event time of the step replayed as a CUDA graph, process 1, ns",
+    "gpu_q1_ns": "its first quartile, ns",
+    "gpu_q3_ns": "its third quartile, ns",
+    "p2_gpu_median_ns": "the same median, process 2, ns",
+    "p2_gpu_q1_ns": "its first quartile, process 2, ns",
+    "p2_gpu_q3_ns": "its third quartile, process 2, ns",
+    "gpu_process_ratio": "process 2's graph median / process 1's",
+    "headroom_bytes": "the device's memory less the allocator's peak reservation, bytes",
 }
 
 
@@ -85,6 +98,11 @@ class Process(msgspec.Struct, frozen=True):
     process: int
     status: str
     median_ms: float | None = None
+    q1_ms: float | None = None
+    q3_ms: float | None = None
+    graph_event_median_ms: float | None = None
+    graph_event_q1_ms: float | None = None
+    graph_event_q3_ms: float | None = None
     event_median_ms: float | None = None
     warmup_steady: bool | None = None
     warmup_rule: dict[str, float | int | str | bool] | None = None
@@ -125,6 +143,12 @@ class Record(msgspec.Struct, frozen=True):
     oom_requested_text: str | None = None
     oom_peak_allocated_bytes: int | None = None
     oom_total_bytes: int | None = None
+    graph_status: str | None = None
+    graph_event_median_ms: float | None = None
+    graph_event_q1_ms: float | None = None
+    graph_event_q3_ms: float | None = None
+    graph_process_ratio: float | None = None
+    headroom_bytes: int | None = None
 
 
 class ResultsFile(msgspec.Struct, frozen=True):
@@ -172,6 +196,19 @@ def _row(r: Record) -> dict:
         "oom_requested_text": r.oom_requested_text,
         "oom_peak_allocated_bytes": r.oom_peak_allocated_bytes,
         "oom_total_bytes": r.oom_total_bytes,
+        "p1_q1_ns": _ns(first.q1_ms) if first else None,
+        "p1_q3_ns": _ns(first.q3_ms) if first else None,
+        "p2_q1_ns": _ns(second.q1_ms) if second else None,
+        "p2_q3_ns": _ns(second.q3_ms) if second else None,
+        "graph_status": r.graph_status,
+        "gpu_median_ns": _ns(r.graph_event_median_ms),
+        "gpu_q1_ns": _ns(r.graph_event_q1_ms),
+        "gpu_q3_ns": _ns(r.graph_event_q3_ms),
+        "p2_gpu_median_ns": _ns(second.graph_event_median_ms) if second else None,
+        "p2_gpu_q1_ns": _ns(second.graph_event_q1_ms) if second else None,
+        "p2_gpu_q3_ns": _ns(second.graph_event_q3_ms) if second else None,
+        "gpu_process_ratio": r.graph_process_ratio,
+        "headroom_bytes": r.headroom_bytes,
     }
 
 
@@ -208,3 +245,41 @@ def read(path: Path):
     for i, r in enumerate(doc.results):
         _check(path, i, r, seen)
     return pd.DataFrame([_row(r) for r in doc.results], columns=list(RESULTS_SCHEMA))
+
+
+class RepeatLine(msgspec.Struct, frozen=True):
+    size: str
+    seq_len: int
+    status: str
+    pass_: str = msgspec.field(name="pass")
+    median_ms: float | None = None
+    graph_event_median_ms: float | None = None
+
+
+def read_repeat(path: Path):
+    """A repeat capture's per-cell lines (``repeat.jsonl``: the lines ``sweep-cells`` prints,
+    one JSON object per timed cell, a cell possibly twice): a DataFrame of ``size``,
+    ``seq_len``, ``pass``, ``status``, ``median_ns`` and ``gpu_median_ns``."""
+    import pandas as pd
+
+    rows = []
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            r = msgspec.json.decode(line, type=RepeatLine)
+        except msgspec.DecodeError as exc:
+            raise UserError(path, f"line {i}: {exc}") from None
+        if r.pass_ not in PASSES or r.status not in STATUSES:
+            raise UserError(path, f"line {i}: pass {r.pass_!r} or status {r.status!r} is not one the sweep writes")
+        rows.append(
+            {
+                "size": r.size,
+                "seq_len": r.seq_len,
+                "pass": r.pass_,
+                "status": r.status,
+                "median_ns": _ns(r.median_ms),
+                "gpu_median_ns": _ns(r.graph_event_median_ms),
+            }
+        )
+    return pd.DataFrame(rows, columns=["size", "seq_len", "pass", "status", "median_ns", "gpu_median_ns"])

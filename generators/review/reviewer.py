@@ -34,7 +34,7 @@ from generators.cache import Memo, make_key, memo_for
 from generators.checks.parity import check_site
 from generators.errors import UserError
 from generators.messages import N_
-from generators.review import checks, kernel_checks, store
+from generators.review import checks, kernel_checks, store, sweep_checks
 from generators.review.findings import Code, Finding, text
 from generators.review.pages import PageSource, report_pages
 from generators.review.schema import CHECK_AUTHOR, Check, CssSelector, Target, Thread
@@ -55,10 +55,11 @@ DATA_CHECKS = frozenset(
         "class-compute-no-flops",
         "class-copy-compute",
         "ncu-trace",
+        "sweep-falls",
     }
 )
 SITE_CHECKS = frozenset({"parity"})
-KIND_CHECKS = {"kernel-profile": kernel_checks.check}
+KIND_CHECKS = {"kernel-profile": kernel_checks.check, "sweep": sweep_checks.check}
 
 
 def timestamp() -> str:

@@ -21,6 +21,8 @@ Pure: tables and per-trace summaries in, tables out.
 * ``by_size_seq``: one row per size and length with both passes side by side (peak memory and
   its share of the GPU's memory, GEMM fraction, status), for the memory and GEMM tables;
 * ``best``: the cell key of the highest model FLOPs utilisation per timing class.
+* ``falls`` and ``stability``: cells whose time falls as the work grows beyond the measured
+  spread, and the grid's spread and agreement between processes (``monotonic.py``).
 * ``names``: the naming rules' row (``analysis.kernel_names``) of every kernel a table shows.
 """
 
@@ -34,6 +36,7 @@ import pandas as pd
 from generators.analysis.kernel_names import name_table
 from generators.kinds.sweep import cells as C
 from generators.kinds.sweep import flops as F
+from generators.kinds.sweep import monotonic as M
 from generators.kinds.sweep.traces import TraceSummary
 
 
@@ -51,6 +54,8 @@ class SweepAnalysis:
     names: pd.DataFrame
     by_size_seq: pd.DataFrame
     best: dict[str, str] = field(default_factory=dict)
+    falls: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=M.COLUMNS))
+    stability: dict = field(default_factory=dict)
 
     @property
     def name_rows(self) -> dict[str, dict]:
@@ -235,4 +240,6 @@ def analyse(results, meta_sizes: dict, summaries: dict, rules, config, peak: flo
         names=names,
         by_size_seq=_by_size_seq(table),
         best=_best(table),
+        falls=M.falls(table, list(sizes["size"])),
+        stability=M.stability(table, gpu_memory),
     )

@@ -153,6 +153,9 @@ COLUMNS = [
     "memory_share",
     "error", "oom_phase", "oom_requested_bytes", "oom_requested_text", "oom_peak_allocated_bytes", "oom_total_bytes",
     "oom_asked_bytes", "trace", "trace_status", "trace_detail", *TRACE_COLUMNS,
+    "p1_q1_ns", "p1_q3_ns", "p2_q1_ns", "p2_q3_ns", "graph_status", "gpu_median_ns", "gpu_q1_ns", "gpu_q3_ns",
+    "p2_gpu_median_ns", "p2_gpu_q1_ns", "p2_gpu_q3_ns", "gpu_process_ratio", "gpu_spread", "headroom_bytes",
+    "headroom_share",
 ]  # fmt: skip
 
 
@@ -171,6 +174,8 @@ def cells(results, sizes: dict, summaries: dict, categories: dict[str, str], con
         row["busy_share"] = _ratio(rec["trace_kernel_ns"], rec["median_ns"])
         row["enqueue_share"] = _ratio(rec["enqueue_median_ns"], rec["median_ns"])
         row["event_wall"] = _ratio(rec["event_median_ns"], rec["median_ns"])
+        row["gpu_spread"] = _ratio(_sub(rec["gpu_q3_ns"], rec["gpu_q1_ns"]), rec["gpu_median_ns"])
+        row["headroom_share"] = _ratio(rec["headroom_bytes"], gpu_memory)
         row["timing"], row["unstable_by"] = timing_class(row, config.stability)
         n = F.step_flops(rec["pass"], size.d_model, size.d_ff, size.n_layers, size.vocab, rec["batch"], rec["seq_len"])
         row["flops"] = n

@@ -8,6 +8,7 @@ Written by ``python -m generators new-report --kind sweep``; edit it by hand::
     measured_peaks: peaks-h100-80gb-hbm3/v1   # a report version with a peaks.json of the same GPU
     peak_dtype: bf16             # the measured matmul peak model FLOPs utilisation divides by
     results: results.json        # the capture's results, relative to the version folder
+    repeat: repeat.jsonl         # optional: a second run of the same capture command (per-cell lines)
     top_non_gemm: 5              # non-GEMM kernels listed per sequence length
     stability:                   # when a cell's time is a GPU measurement (see analysis.py)
       min_busy_share: 0.85       # kernel time of the traced step ÷ step time at least this
@@ -42,6 +43,7 @@ class Config(ReportBase, tag="sweep"):
     measured_peaks: str
     peak_dtype: Dtype = "bf16"
     results: str = "results.json"
+    repeat: str = "repeat.jsonl"  # optional: a second capture's per-cell lines, compared with this one
     top_non_gemm: int = 5
     stability: Stability = Stability()
     softmax_ops_per_element: float = 5.0

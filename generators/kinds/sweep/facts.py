@@ -84,7 +84,47 @@ CELL_FACTS = {
     "attention_share": ("attention_share", "fraction"),
     "softmax_cast_share": ("softmax_cast_share", "fraction"),
     "backward_ratio": ("backward_ratio", "count"),
+    "gpu_median_ns": ("gpu_time", "ns"),
+    "p2_gpu_median_ns": ("gpu_time2", "ns"),
+    "gpu_process_ratio": ("gpu_process_ratio", "count"),
+    "headroom_bytes": ("headroom", "bytes"),
+    "headroom_share": ("headroom_share", "fraction"),
 }
+#: the grid's stability (``monotonic.stability``) as facts ``stability.<name>``
+STABILITY_FACTS = {
+    "cells_two_processes": "count",
+    "step_process_factor": "count",
+    "step_process_factor_host": "count",
+    "step_process_factor_gpu_bound": "count",
+    "step_spread_max": "fraction",
+    "gpu_cells": "count",
+    "gpu_cells_two_processes": "count",
+    "gpu_process_factor": "count",
+    "gpu_spread_max": "fraction",
+    "near_limit_cells": "count",
+    "repeat_lines": "count",
+    "repeat_step_factor": "count",
+    "repeat_gpu_lines": "count",
+    "repeat_gpu_factor": "count",
+}
+
+
+def _stability(a) -> dict[str, Quantity]:
+    """``stability.*`` and the falls: ``falls.<measure>`` (pairs where the time falls as the
+    work grows beyond the spread), ``falls.step.host_bound`` (of them, explained by a
+    host-bound cell), ``falls.unexplained``; ``near_limit`` (the headroom threshold)."""
+    from generators.kinds.sweep.monotonic import MEASURES, NEAR_LIMIT
+
+    out = {
+        f"stability.{k}": Quantity(float(a.stability[k]), dim) for k, dim in STABILITY_FACTS.items() if k in a.stability
+    }
+    f = a.falls
+    for measure in MEASURES:
+        out[f"falls.{measure}"] = Quantity(int((f["measure"] == measure).sum()), "count")
+    out["falls.step.host_bound"] = Quantity(int(f["host_bound"].astype(bool).sum()), "count")
+    out["falls.unexplained"] = Quantity(int((~f["host_bound"].astype(bool)).sum()), "count")
+    out["near_limit"] = Quantity(NEAR_LIMIT, "fraction")
+    return out
 
 
 def _finite(value) -> bool:
@@ -220,5 +260,5 @@ def _setup(result) -> dict[str, Quantity]:
 
 def facts(result) -> dict[str, Quantity]:
     a = result.analysis
-    out = {**_setup(result), **_cells(a), **_aggregates(a), **_slopes(a), **_kernels(a)}
+    out = {**_setup(result), **_cells(a), **_aggregates(a), **_slopes(a), **_kernels(a), **_stability(a)}
     return {k: q for k, q in out.items() if math.isfinite(q.value)}

@@ -101,6 +101,7 @@ def inputs(cat: Catalog, options: dict[str, str]) -> list[Path]:
     ref, config = report_model.ref_and_config(cat, options, Config)
     peaks_ref = _peaks_ref(cat, ref, config)
     paths = [cat.config_path(ref.report), cat.rules_path, cat.file(ref, config.results), cat.file(ref, layout.META)]
+    paths.append(cat.file(ref, config.repeat))
     paths += [cat.file(peaks_ref, layout.PEAKS), cat.file(peaks_ref, layout.META)]
     return [p for p in paths if p.is_file()] + trace_files(cat, options)
 
@@ -149,6 +150,11 @@ def assemble(cat: Catalog, ref: ReportRef, config: Config, summaries: dict, rule
     rules = kernel_rules.read(rules_path, cat.languages)
     with about(results_path):
         result = analysis.analyse(results, meta.model, summaries, rules, config, peak.flop_per_s, memory)
+    repeat_path = cat.file(ref, config.repeat)
+    if repeat_path.is_file():  # a second capture of the same command: its agreement with this one
+        from generators.kinds.sweep.monotonic import repeat_agreement
+
+        result.stability.update(repeat_agreement(result.cells, sweep_results.read_repeat(repeat_path)))
     paths = {
         "version_folder": cat.display_version(ref),
         "results": cat.display(results_path),

@@ -145,6 +145,35 @@ def _code_block(lines: list[str]) -> str:
     return "\n".join("    " + line for line in lines) + "\n"
 
 
+PROCESSES_PER_SIZE = N_(
+    "Each size runs in two fresh processes: the first times every configuration, then traces one more step of "
+    "each (a profiler session slows every later launch, so nothing is timed after one); the second times them "
+    "again and traces nothing. Both medians are shown."
+)
+#: a capture with CUDA-graph GPU times (the capture's method since the timing issue) replaces the item above
+PROCESSES_SHUFFLED = [
+    N_(
+        "Every configuration runs in two sets of fresh processes: each set takes all configurations in its own "
+        "shuffled order (the seed is in the capture's metadata), a few per process, so a configuration is timed "
+        "twice, in two processes, at two positions and beside different neighbours. Warm-up stops when the last "
+        "five steps agree within a few percent after a minimum time (the warm-up rule in the setup). The traces "
+        "come from processes of their own after all timing (a profiler session slows every later launch)."
+    ),
+    N_(
+        "GPU time: after its eager steps, each configuration's step is captured once as a CUDA graph and replayed; "
+        "CUDA events around each replay give the GPU's time for the step's kernels without the host's launch gaps "
+        "(training: AdamW with capturable state, gradients in the graph's memory pool). Before and after each "
+        "configuration the capture records the GPU's clocks, temperature, power and memory in use (nvidia-smi) and "
+        "the host's cost of one tiny launch."
+    ),
+    N_(
+        "Falls as the work grows: a pair of neighbouring configurations of the same pass (the next longer length "
+        "of a size, or the next larger size at a length) is flagged when the one with more work is faster beyond "
+        "both processes' spread (its highest third quartile below the other's lowest first quartile), in the step "
+        "time and in the GPU time separately."
+    ),
+]
+
 METHOD = [
     N_(
         "Timing (the capture's method): every step is warmed up until steady (the warm-up rule in the setup), then "
@@ -153,11 +182,7 @@ METHOD = [
         "read the host clock (wall time). The table shows the median and quartiles of the wall times and the median "
         "of the event times."
     ),
-    N_(
-        "Each size runs in two fresh processes: the first times every configuration, then traces one more step of "
-        "each (a profiler session slows every later launch, so nothing is timed after one); the second times them "
-        "again and traces nothing. Both medians are shown."
-    ),
+    PROCESSES_PER_SIZE,
     N_(
         "Timing class: GPU busy = the traced step's summed kernel duration ÷ the median wall time. Below {busy}: "
         "host-bound (the time is the host's issue speed, not the GPU's). Otherwise unstable when the two processes' "
@@ -225,7 +250,11 @@ def methodology(result, tr: Translator, options: dict) -> object:
         "matmul": L.code("matmul"),
         "ops": tr.number(result.config.softmax_ops_per_element, 1),
     }
-    out += [f"- {tr.gettext(text, **args)}" for text in METHOD]
+    shuffled = bool(result.analysis.stability.get("gpu_cells"))
+    items = [x for t in METHOD for x in (PROCESSES_SHUFFLED if shuffled and t is PROCESSES_PER_SIZE else [t])]
+    out += [f"- {tr.gettext(text, **args)}" for text in items]
+    if shuffled:
+        return fragment("\n".join(out) + "\n")
     notes = tr.gettext(
         N_(
             "The capture's own notes on why an earlier sweep's times fell as the work grew (host-bound dispatch, "

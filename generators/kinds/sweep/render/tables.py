@@ -338,3 +338,95 @@ def names(result, tr: Translator, options: dict) -> object:
             L.code_cell(name),
         )
     return fragment(t.build())
+
+
+MEASURE_LABELS = {"step": N_("step time (eager, wall clock)"), "gpu": N_("GPU time (CUDA-graph replay)")}
+
+
+def falls(result, tr: Translator, options: dict) -> object:
+    """Pairs of cells where the time falls as the work grows beyond the measured spread."""
+    t = TableBuilder("falls", tr)
+    t.col("measure", N_("Measure")).col("pass", N_("Pass"))
+    t.col("smaller", N_("Less work"), style="code").col("small_seq", N_("Length"), "count")
+    t.col("small", N_("Its median"), "ms").col("small_low", N_("Its lowest Q1"), "ms")
+    t.col("larger", N_("More work"), style="code").col("large_seq", N_("Length"), "count")
+    t.col("large", N_("Its median"), "ms").col("large_high", N_("Its highest Q3"), "ms")
+    t.col("ratio", N_("More ÷ less"), "count2").col("why", N_("Explanation"))
+    for r in result.analysis.falls.to_dict("records"):
+        why = (
+            N_("host-bound: the step time is the host's dispatch speed at that moment")
+            if r["host_bound"]
+            else N_("not explained: both cells keep the GPU busy")
+        )
+        t.row(
+            key_of(r["measure"], r["small_key"], r["large_key"]),
+            tr.gettext(MEASURE_LABELS[r["measure"]]),
+            L.pass_label(r["pass"], tr),
+            r["small_size"],
+            r["small_seq"],
+            r["small_ns"],
+            r["small_low_ns"],
+            r["large_size"],
+            r["large_seq"],
+            r["large_ns"],
+            r["large_high_ns"],
+            r["ratio"],
+            tr.gettext(why),
+        )
+    note = tr.gettext(
+        N_(
+            "A pair is listed when the cell with more work (the next longer sequence of the same size, or the next "
+            "larger model at the same length, same pass) is faster beyond the measured spread: the highest third "
+            "quartile of its two processes lies below the lowest first quartile of the other cell's two processes. "
+            "The automated reviewer files each pair as a finding."
+        )
+    )
+    if result.analysis.falls.empty:
+        note = tr.gettext(N_("No cell's time falls as its work grows beyond the measured spread.")) + " " + note
+    return fragment(t.build(), note + "\n")
+
+
+def stability(result, tr: Translator, options: dict) -> object:
+    """Per cell that ran: both processes' step and GPU times, their factor and spread, headroom."""
+    t = TableBuilder("stability", tr)
+    _identity(t)
+    t.col("step1", N_("Step, process 1"), "ms").col("step2", N_("Step, process 2"), "ms")
+    t.col("step_ratio", N_("Factor"), "count2").col("spread", N_("Spread"), "percent")
+    t.col("gpu1", N_("GPU, process 1"), "ms").col("gpu2", N_("GPU, process 2"), "ms")
+    t.col("gpu_ratio", N_("Factor"), "count2").col("gpu_spread", N_("Spread"), "percent")
+    t.col("headroom", N_("Memory headroom"), "gib").col("note", N_("Note"))
+    for c in _records(result):
+        if c["status"] != "ok":
+            continue
+        note = None
+        if not L.missing(c["headroom_share"]) and c["headroom_share"] < result.facts["near_limit"].value:
+            note = tr.gettext(N_("near the memory limit"))
+        if c["graph_status"] == "oom":
+            note = tr.gettext(N_("near the memory limit; the graph replay ran out of memory"))
+        t.row(
+            key_of(c["key"]),
+            c["size"],
+            c["seq_len"],
+            L.pass_label(c["pass"], tr),
+            L.value(c["median_ns"]),
+            L.value(c["p2_median_ns"]),
+            L.value(c["process_ratio"]),
+            L.value(c["spread"]),
+            L.value(c["gpu_median_ns"]),
+            L.value(c["p2_gpu_median_ns"]),
+            L.value(c["gpu_process_ratio"]),
+            L.value(c["gpu_spread"]),
+            L.value(c["headroom_bytes"]),
+            note,
+        )
+    note = tr.gettext(
+        N_(
+            "Step: the eager step's median wall time in each of the two fresh processes, their factor (process 2 ÷ "
+            "process 1) and process 1's spread, (Q3 − Q1) ÷ median. GPU: the same step captured once as a CUDA graph "
+            "and replayed, timed with CUDA events: the GPU's time for the step's kernels without the host. Memory "
+            "headroom: the GPU's memory less the allocator's peak reservation; below {near} of it a cell is near the "
+            "limit, where a run on another machine may run out of memory."
+        ),
+        near=fact(result, "near_limit", tr),
+    )
+    return fragment(t.build(), note + "\n")
