@@ -131,9 +131,20 @@ def _about(info, version: str, tr: Translator) -> str:
     return "".join(parts) + "\n"
 
 
+#: a setup value longer than this (or of several lines: a capture's notes) shows its beginning
+SHORT = 80
+
+
 def _value(text: str | None) -> str:
-    """A setup value as the capture recorded it (a version, ``CUDA graph replay``): data, in code."""
-    return "—" if text is None else f"<code>{_e(text)}</code>"
+    """A setup value as the capture recorded it (a version, ``CUDA graph replay``): data, in code;
+    a long one (a paragraph of notes) cut to its first line's beginning and an ellipsis, so the
+    selector stays a list of differences (meta.json holds the whole text)."""
+    if text is None:
+        return "—"
+    first = text.strip().splitlines()[0] if text.strip() else text
+    if len(first) > SHORT:
+        first = first[:SHORT].rsplit(" ", 1)[0]
+    return f"<code>{_e(first)}</code>" + ("…" if first != text.strip() else "")
 
 
 def _field(field: str, tr: Translator) -> str:
