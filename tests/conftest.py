@@ -40,6 +40,22 @@ def details_rows(details_path) -> list[dict]:
 # Site tests (issue 2): a real site built once per session; see tests/site_fixtures.py.
 from tests.site_fixtures import built_site, versions_site  # noqa: E402,F401
 
+
+@pytest.fixture(scope="session")
+def sweep_model():
+    """The sweep report's latest model (v2) computed from its traces, once per session: the
+    report and timing tests read the same result (the program's, checked against their oracles)."""
+    from generators.catalog import Catalog
+    from generators.kinds.sweep import model, traces
+    from tests import project
+
+    settings = project.settings()
+    cat = Catalog(settings.data_dir, settings.codes)
+    options = {"report": "sweep-h100-80gb-hbm3", "version": "v2"}
+    partials = {p: traces.summarise(p) for p in model.trace_files(cat, options)}
+    return model.compute(cat, options, partials)
+
+
 # Markers (issue 17): `make test-fast` is `pytest -m "not site and not browser and not slow"`.
 # A test that uses a built site, directly or through another fixture, is `site`; one that
 # drives Chromium is `browser` (tests/browser_helpers.py: `needs_chromium` is that marker).

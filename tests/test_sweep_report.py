@@ -26,15 +26,8 @@ PHASES = {"inference": ("forward",), "train": ("forward", "backward", "optimizer
 
 
 @pytest.fixture(scope="module")
-def sweep():
-    from generators.catalog import Catalog
-    from generators.kinds.sweep import model, traces
-
-    settings = project.settings()
-    cat = Catalog(settings.data_dir, settings.codes)
-    options = {"report": "sweep-h100-80gb-hbm3", "version": "v2"}
-    partials = {p: traces.summarise(p) for p in model.trace_files(cat, options)}
-    return model.compute(cat, options, partials)
+def sweep(sweep_model):
+    return sweep_model
 
 
 def cell(sweep, size, seq, pass_):

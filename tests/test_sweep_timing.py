@@ -72,15 +72,8 @@ def expected_falls() -> set:
 
 
 @pytest.fixture(scope="module")
-def sweep():
-    from generators.catalog import Catalog
-    from generators.kinds.sweep import model, traces
-
-    settings = project.settings()
-    cat = Catalog(settings.data_dir, settings.codes)
-    options = {"report": "sweep-h100-80gb-hbm3", "version": "v2"}
-    partials = {p: traces.summarise(p) for p in model.trace_files(cat, options)}
-    return model.compute(cat, options, partials)
+def sweep(sweep_model):
+    return sweep_model
 
 
 def test_falls_match_an_independent_reading(sweep):
