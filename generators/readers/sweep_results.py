@@ -254,12 +254,14 @@ class RepeatLine(msgspec.Struct, frozen=True):
     pass_: str = msgspec.field(name="pass")
     median_ms: float | None = None
     graph_event_median_ms: float | None = None
+    enqueue_median_ms: float | None = None
 
 
 def read_repeat(path: Path):
     """A repeat capture's per-cell lines (``repeat.jsonl``: the lines ``sweep-cells`` prints,
     one JSON object per timed cell, a cell possibly twice): a DataFrame of ``size``,
-    ``seq_len``, ``pass``, ``status``, ``median_ns`` and ``gpu_median_ns``."""
+    ``seq_len``, ``pass``, ``status``, ``median_ns``, ``gpu_median_ns`` and ``enqueue_median_ns``
+    (the host's time to enqueue one eager step)."""
     import pandas as pd
 
     rows = []
@@ -280,6 +282,8 @@ def read_repeat(path: Path):
                 "status": r.status,
                 "median_ns": _ns(r.median_ms),
                 "gpu_median_ns": _ns(r.graph_event_median_ms),
+                "enqueue_median_ns": _ns(r.enqueue_median_ms),
             }
         )
-    return pd.DataFrame(rows, columns=["size", "seq_len", "pass", "status", "median_ns", "gpu_median_ns"])
+    columns = ["size", "seq_len", "pass", "status", "median_ns", "gpu_median_ns", "enqueue_median_ns"]
+    return pd.DataFrame(rows, columns=columns)

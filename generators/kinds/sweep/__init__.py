@@ -37,6 +37,7 @@ UNITS = (
     Unit("sweep.setup", MODEL, f"{_M}:setup", doc="GPU, software, model sizes, workload, what a training step is"),
     Unit("sweep.timing", MODEL, f"{_T}:timing", doc="timing grid: median, quartiles, CUDA events, process 2, class"),
     Unit("sweep.stability", MODEL, f"{_T}:stability", doc="per cell: both processes' step and GPU times, headroom"),
+    Unit("sweep.repeat", MODEL, f"{_T}:repeat", doc="per cell: this capture's and a second capture's times"),
     Unit("sweep.falls", MODEL, f"{_T}:falls", doc="cells whose time falls as the work grows beyond the spread"),
     Unit("sweep.phases", MODEL, f"{_T}:phases", doc="training step: forward, backward, optimizer kernel time"),
     Unit("sweep.scaling", MODEL, f"{_F}:scaling", doc="figure: time against sequence length, log-log, slopes"),

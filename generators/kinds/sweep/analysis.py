@@ -56,6 +56,7 @@ class SweepAnalysis:
     best: dict[str, str] = field(default_factory=dict)
     falls: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=M.COLUMNS))
     stability: dict = field(default_factory=dict)
+    repeat: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=M.REPEAT_COLUMNS))  # a 2nd capture
 
     @property
     def name_rows(self) -> dict[str, dict]:

@@ -106,6 +106,12 @@ STABILITY_FACTS = {
     "repeat_step_factor": "count",
     "repeat_gpu_lines": "count",
     "repeat_gpu_factor": "count",
+    "repeat_cells": "count",
+    "repeat_gpu_factor_all": "count",
+    "repeat_step_factor_all": "count",
+    "repeat_step_factor_gpu_bound": "count",
+    "repeat_gpu_bound_cells": "count",
+    "repeat_host_limited_cells": "count",
 }
 
 

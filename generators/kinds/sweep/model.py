@@ -16,7 +16,7 @@ that cannot be read, or measured peaks of another GPU, is one ``UserError``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path, PurePosixPath
 
 from generators import catalog as layout
@@ -152,9 +152,11 @@ def assemble(cat: Catalog, ref: ReportRef, config: Config, summaries: dict, rule
         result = analysis.analyse(results, meta.model, summaries, rules, config, peak.flop_per_s, memory)
     repeat_path = cat.file(ref, config.repeat)
     if repeat_path.is_file():  # a second capture of the same command: its agreement with this one
-        from generators.kinds.sweep.monotonic import repeat_agreement
+        from generators.kinds.sweep.monotonic import repeat_agreement, repeat_cells
 
-        result.stability.update(repeat_agreement(result.cells, sweep_results.read_repeat(repeat_path)))
+        again = sweep_results.read_repeat(repeat_path)
+        result.stability.update(repeat_agreement(result.cells, again))
+        result = replace(result, repeat=repeat_cells(result.cells, again))
     paths = {
         "version_folder": cat.display_version(ref),
         "results": cat.display(results_path),

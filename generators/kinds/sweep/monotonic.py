@@ -16,6 +16,9 @@ two cells that are not host-bound, is unexplained.
 the largest factor between the two processes' medians (``step`` and ``gpu``), the largest
 interquartile spread of one process (relative to its median), and the cells whose
 allocator reservation left less than ``near_limit`` of the GPU's memory free.
+
+``repeat_cells(cells, repeat)`` and ``repeat_agreement``: a second capture of the same
+command (``repeat.jsonl``) cell by cell against this one.
 """
 
 from __future__ import annotations
@@ -134,10 +137,57 @@ def stability(cells: pd.DataFrame, gpu_memory: int) -> dict:
     }
 
 
+REPEAT_COLUMNS = [
+    "key", "size", "seq_len", "pass", "gpu1", "gpu2", "repeat_gpu_low", "repeat_gpu_high", "gpu_factor",
+    "step1", "step2", "repeat_step_low", "repeat_step_high", "step_factor", "timing",
+    "repeat_host_limited",
+]  # fmt: skip
+
+
+def _spread_factor(values: list[float]) -> float:
+    """max ÷ min of the medians that exist (NaN where fewer than two)."""
+    v = [x for x in values if x is not None and not pd.isna(x) and x > 0]
+    return max(v) / min(v) if len(v) > 1 else math.nan
+
+
+def repeat_cells(cells: pd.DataFrame, repeat: pd.DataFrame) -> pd.DataFrame:
+    """Per cell that ran in both captures: this capture's two processes and the second
+    capture's lines (lowest and highest median), for the GPU time and the eager step time,
+    and the factor between the highest and the lowest of all of them (``REPEAT_COLUMNS``)."""
+    ok = cells[cells["status"] == "ok"]
+    again = repeat[repeat["status"] == "ok"]
+    out = []
+    for c in ok.to_dict("records"):
+        mine = again[(again["size"] == c["size"]) & (again["seq_len"] == c["seq_len"]) & (again["pass"] == c["pass"])]
+        if mine.empty:
+            continue
+        gpu, step = mine["gpu_median_ns"].dropna(), mine["median_ns"].dropna()
+        row = {k: c[k] for k in ("key", "size", "seq_len", "pass", "timing")}
+        row.update(gpu1=c["gpu_median_ns"], gpu2=c["p2_gpu_median_ns"], step1=c["median_ns"], step2=c["p2_median_ns"])
+        row.update(
+            repeat_gpu_low=gpu.min() if len(gpu) else math.nan,
+            repeat_gpu_high=gpu.max() if len(gpu) else math.nan,
+            repeat_step_low=step.min() if len(step) else math.nan,
+            repeat_step_high=step.max() if len(step) else math.nan,
+        )
+        row["gpu_factor"] = _spread_factor([row["gpu1"], row["gpu2"], *gpu])
+        row["step_factor"] = _spread_factor([row["step1"], row["step2"], *step])
+        # a line whose host took as long to enqueue the eager step as the GPU to run it: the
+        # host set that run's pace, whatever the cell's class in this capture
+        row["repeat_host_limited"] = int((mine["enqueue_median_ns"] >= mine["gpu_median_ns"]).sum())
+        out.append(row)
+    return pd.DataFrame(out, columns=REPEAT_COLUMNS)
+
+
 def repeat_agreement(cells: pd.DataFrame, repeat: pd.DataFrame) -> dict:
     """A second capture of the same command (``repeat``: its per-cell lines) against this
     one's process 1: per line of a cell that ran in both, the factor between the two medians
-    (≥ 1), for the step time and the GPU time; the largest of each and how many lines."""
+    (≥ 1), for the step time and the GPU time; the largest of each and how many lines. Over
+    ``repeat_cells``: how many cells, and the largest factor between all four processes of
+    a cell (``repeat_gpu_factor_all``, ``repeat_step_factor_all``); the latter over the
+    ``repeat_gpu_bound_cells`` that are neither host-bound here nor had a host-limited run in the
+    second capture (``repeat_step_factor_gpu_bound``), and how many cells had such a run
+    (``repeat_host_limited_cells``)."""
     ok = cells[cells["status"] == "ok"].set_index(["size", "seq_len", "pass"])
     step, gpu = [], []
     for r in repeat[repeat["status"] == "ok"].to_dict("records"):
@@ -149,9 +199,18 @@ def repeat_agreement(cells: pd.DataFrame, repeat: pd.DataFrame) -> dict:
             step.append(r["median_ns"] / mine["median_ns"])
         if not pd.isna(r["gpu_median_ns"]) and not pd.isna(mine["gpu_median_ns"]):
             gpu.append(r["gpu_median_ns"] / mine["gpu_median_ns"])
+    per_cell = repeat_cells(cells, repeat)
+    busy = per_cell[(per_cell["timing"] != "host-bound") & (per_cell["repeat_host_limited"] == 0)]
+    limited = per_cell[(per_cell["timing"] != "host-bound") & (per_cell["repeat_host_limited"] > 0)]
     return {
         "repeat_lines": len(step),
         "repeat_step_factor": _factor(pd.Series(step, dtype=float)),
         "repeat_gpu_lines": len(gpu),
         "repeat_gpu_factor": _factor(pd.Series(gpu, dtype=float)),
+        "repeat_cells": len(per_cell),
+        "repeat_gpu_factor_all": float(per_cell["gpu_factor"].max()) if len(per_cell) else math.nan,
+        "repeat_step_factor_all": float(per_cell["step_factor"].max()) if len(per_cell) else math.nan,
+        "repeat_step_factor_gpu_bound": float(busy["step_factor"].max()) if len(busy) else math.nan,
+        "repeat_gpu_bound_cells": len(busy),
+        "repeat_host_limited_cells": len(limited),
     }

@@ -430,3 +430,56 @@ def stability(result, tr: Translator, options: dict) -> object:
         near=fact(result, "near_limit", tr),
     )
     return fragment(t.build(), note + "\n")
+
+
+def repeat(result, tr: Translator, options: dict) -> object:
+    """Per cell that ran in both captures: this capture's two processes, the second capture's
+    lowest and highest median, and the factor between the highest and lowest of them all."""
+    t = TableBuilder("repeat", tr)
+    _identity(t)
+    t.col("gpu1", N_("GPU, process 1"), "ms").col("gpu2", N_("GPU, process 2"), "ms")
+    t.col("rgpu_lo", N_("GPU, second capture, lowest"), "ms").col("rgpu_hi", N_("GPU, second capture, highest"), "ms")
+    t.col("gpu_factor", N_("Factor"), "count2")
+    t.col("step1", N_("Step, process 1"), "ms").col("step2", N_("Step, process 2"), "ms")
+    t.col("rstep_lo", N_("Step, second capture, lowest"), "ms")
+    t.col("rstep_hi", N_("Step, second capture, highest"), "ms")
+    t.col("step_factor", N_("Factor"), "count2").col("note", N_("Note"))
+    for c in result.analysis.repeat.to_dict("records"):
+        note = None
+        if c["timing"] == "host-bound":
+            note = tr.gettext(N_("host-bound in this capture"))
+        elif c["repeat_host_limited"]:
+            note = tr.gettext(
+                N_("host-limited in a run of the second capture: it took as long to enqueue the step as the GPU ran it")
+            )
+        t.row(
+            key_of(c["key"]),
+            c["size"],
+            c["seq_len"],
+            L.pass_label(c["pass"], tr),
+            *(
+                L.value(c[k])
+                for k in (
+                    "gpu1",
+                    "gpu2",
+                    "repeat_gpu_low",
+                    "repeat_gpu_high",
+                    "gpu_factor",
+                    "step1",
+                    "step2",
+                    "repeat_step_low",
+                    "repeat_step_high",
+                    "step_factor",
+                )  # fmt: skip
+            ),
+            note,
+        )
+    note = tr.gettext(
+        N_(
+            "This capture's two processes and the second capture's timings of the same cell (the lowest and the "
+            "highest of its lines), as medians: the GPU time of the CUDA-graph replay and the eager step's wall "
+            "time. Factor: the highest of the cell's medians ÷ the lowest. A run is host-limited when the host's "
+            "median time to enqueue one eager step reaches the step's GPU time."
+        )
+    )
+    return fragment(t.build(), note + "\n")
