@@ -94,8 +94,14 @@ WRITTEN_TNT = ("class-memory-idle", "written", "nvjet_sm90_tst_64x8_64x16_4x1_v_
 
 
 def test_class_findings_on_the_decode_report_match_a_recomputation(report_page):
-    assert report_page.version == "v2"
-    assert _class_findings(report_page) == _recomputed(report_page.result) == {WRITTEN_TNT}
+    from tests import decode_report
+
+    # the latest version (v3, the timing recapture; its written-out variant's Nsight Compute
+    # export is new) has no class finding: that kernel's memory throughput is above the threshold
+    assert report_page.version == "v3"
+    assert _class_findings(report_page) == _recomputed(report_page.result) == set()
+    v2 = dataclasses.replace(report_page, result=decode_report.report("v2"), version="v2")
+    assert _class_findings(v2) == _recomputed(v2.result) == {WRITTEN_TNT}
     # Derived: the same classes judged with a stricter "busy" threshold (50 % instead of the
     # report's 30 %): the memory-bound GEMMs whose memory throughput averages 34-46 % now
     # contradict their class, in both variants.
@@ -131,15 +137,12 @@ def test_ncu_against_trace_durations_match_a_recomputation(report_page):
 
 
 def test_the_real_pages_have_their_findings_and_their_checks_ran(rv):
-    # the class finding above and the sweep's falls (tests/test_sweep_timing.py recomputes them);
-    # every claim of the branch v2 takes holds
+    # the sweep's falls (tests/test_sweep_timing.py recomputes them), nothing else: every claim
+    # holds and the decode report's latest version has no class finding
     from tests.test_sweep_timing import expected_falls
 
     findings = rv.findings()
-    classes = [f for f in findings if f.check != "sweep-falls"]
-    (finding,) = classes
-    assert (finding.check, *finding.key.split(":", 2)[2].split("/", 1)) == WRITTEN_TNT
-    assert len(findings) - 1 == len(expected_falls()) == 3
+    assert {f.check for f in findings} == {"sweep-falls"} and len(findings) == len(expected_falls()) == 3
     checked = {key: rv.page_data(src) for key, src in rv.pages.items()}
     report = checked[PAGE]
     assert len(list(report.tables())) >= 10 and len(report.source.claims) >= 5
