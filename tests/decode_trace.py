@@ -4,9 +4,11 @@ Plain ``json`` (with ``Decimal`` for exact microseconds), ``csv`` and ``yaml``: 
 ``generators`` is used here, so the tests compare the report against a second computation.
 Results are cached per process (several test modules use them).
 
-Every reading names the capture version it reads (``"v1"``: the eager decode; ``"v2"``: every
-decode step one CUDA-graph replay): the report's page shows the latest, and a test says which
-one it checks.
+Every reading names the capture version it reads (``"v1"``: the eager decode; ``"v2"`` and
+``"v3"``: every decode step one CUDA-graph replay, v3 recaptured with the timing method of
+issue 18): the report's page shows the latest, and a test says which one it checks.
+:data:`VERSIONS` are the version folders in ``data/`` (oldest first), :data:`LATEST` the last,
+:func:`graph` whether a version replays its decode steps as a CUDA graph (its ``meta.json``).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import gzip
 import io
 import json
 import lzma
+import re
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
@@ -24,7 +27,8 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 REPORT = ROOT / "data" / "reports" / "decode-h100-80gb-hbm3"
-VERSIONS = ("v1", "v2")
+VERSIONS = tuple(sorted((p.name for p in REPORT.iterdir() if re.fullmatch(r"v\d+", p.name)), key=lambda v: int(v[1:])))
+LATEST = VERSIONS[-1]
 
 
 def folder(version: str) -> Path:
@@ -244,3 +248,11 @@ def peaks() -> dict:
 
 def timing(version: str) -> dict:
     return json.loads((folder(version) / "timing.json").read_text(encoding="utf-8"))
+
+
+def graph(version: str) -> bool:
+    """Whether the capture replays every decode step as one CUDA graph (meta.json's workload)."""
+    return meta(version)["workload"].get("decode_step") == "CUDA graph replay"
+
+
+GRAPH_VERSIONS = tuple(v for v in VERSIONS if graph(v))

@@ -95,13 +95,13 @@ def tree_digest(root: Path) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class VersionsBuild:
-    """A site of the project's data (the decode report's real v1 and v2) plus a derived v3
-    added with ``new-version`` (``tests/derived_version.py``)."""
+    """A site of the project's data (the decode report's real versions) plus a derived one
+    above them added with ``new-version`` (``tests/derived_version.py``: ``VERSION``)."""
 
     build: Build
     data: Path  # the data folder it was built from
     project: Path  # the project copy (mkdocs.yml, docs/) it was built from
-    capture: Path  # the derived capture folder that became v2
+    capture: Path  # the derived capture folder that became the derived version
     added: subprocess.CompletedProcess  # new-version's run
 
     @property
@@ -126,13 +126,14 @@ def run_cli(*args: str, data: Path | None = None, cache: Path | None = None) -> 
 
 @pytest.fixture(scope="session")
 def versions_site(built_site, tmp_path_factory) -> VersionsBuild:
-    """Built once per session, reusing the session build's cache (v1 and v2 are not computed again)."""
+    """Built once per session, reusing the session build's cache (the real versions are not
+    computed again)."""
 
-    from tests.derived_version import REPORT, V3_ONLY, copy_data, make_capture
+    from tests.derived_version import DERIVED_ONLY, REPORT, copy_data, make_capture
 
     tmp = tmp_path_factory.mktemp("versions")
     data = copy_data(REPO_ROOT, tmp / "data")
-    project = tmp / "project"  # the pages, with one claim true of v3 only
+    project = tmp / "project"  # the pages, with one claim true of the derived version only
     project.mkdir()
     shutil.copytree(REPO_ROOT / "docs", project / "docs")
     shutil.copy(REPO_ROOT / "mkdocs.yml", project / "mkdocs.yml")
@@ -141,7 +142,7 @@ def versions_site(built_site, tmp_path_factory) -> VersionsBuild:
     (project / "data").symlink_to(data)  # mkdocs.yml watches data/
     for lang in ("en", "zh"):
         page = project / "docs" / lang / "reports" / f"{REPORT}.md"
-        page.write_text(page.read_text(encoding="utf-8") + f"\n\n{V3_ONLY}\n", encoding="utf-8")
+        page.write_text(page.read_text(encoding="utf-8") + f"\n\n{DERIVED_ONLY}\n", encoding="utf-8")
     capture = make_capture(data, tmp / "capture")
     added = run_cli("new-version", REPORT, "--from", str(capture), data=data)
     if added.returncode != 0:

@@ -1,10 +1,10 @@
 """The version selector in a real browser (Debian's Chromium, headless, Playwright), both languages.
 
-On the session's site (the decode report's real v1 and v2): the selector under a report page's
+On the session's site (the decode report's real v1, v2 and v3): the selector under a report page's
 title opens with a click (a plain ``<details>``: no script, nothing fetched: the server logs
-every request and none is for a ``versions.json``), its links lead to the other version and to
-the "what changed" page in the same language, and the language switcher on an older version's
-page and on the "what changed" page leads to the same version in the other language.
+every request and none is for a ``versions.json``), its links lead to the other versions and to
+the "what changed" pages in the same language, and the language switcher on an older version's
+page and on a "what changed" page leads to the same version in the other language.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from tests.browser_helpers import chromium, load_all_images, needs_chromium, recording_page, serve
+from tests.decode_trace import LATEST, VERSIONS
 from tests.derived_version import REPORT
 
 
@@ -44,16 +45,16 @@ def test_the_selector_leads_to_every_version_and_the_changes_page(page, base_url
     requests = []
     page.on("request", lambda r: requests.append(r.url))
     page.goto(f"{base_url}/{lang}reports/{REPORT}/", wait_until="load")
-    assert _version(page) == ("v2", None)
+    assert _version(page) == (LATEST, None)
     links = page.locator(".ps-versions__list a")
     assert not links.first.is_visible()  # closed until clicked
     page.click(".ps-versions__menu summary")
-    assert links.count() == 3 and links.first.is_visible()
-    links.nth(1).click()  # v1
+    assert links.count() == 2 * len(VERSIONS) - 1 and links.first.is_visible()  # versions, then changes
+    links.nth(len(VERSIONS) - 1).click()  # the oldest, v1
     page.wait_for_url(f"{base_url}/{lang}reports/{REPORT}/v1/")
     assert _version(page) == ("v1", None)
     page.click(".ps-versions__menu summary")
-    page.locator(".ps-versions__changes a").click()
+    page.locator(".ps-versions__changes a").last.click()  # the oldest pair, v1 -> v2
     page.wait_for_url(f"{base_url}/{lang}reports/{REPORT}/changes/v1-v2/")
     assert _version(page) == ("v2", "v1")
     assert page.locator(".ps-card__item").count() == 5  # per token, per step, kernel time, launches, calls
@@ -61,8 +62,16 @@ def test_the_selector_leads_to_every_version_and_the_changes_page(page, base_url
     images = load_all_images(page)  # the bars and the roofline with arrows
     assert len(images) == 2 and all(width > 0 for _, width in images), images
     page.click(".ps-versions__menu summary")
+    page.locator(".ps-versions__changes a").first.click()  # the newest pair: the timing recapture
+    page.wait_for_url(f"{base_url}/{lang}reports/{REPORT}/changes/{VERSIONS[-2]}-{LATEST}/")
+    assert _version(page) == (LATEST, VERSIONS[-2])
+    assert page.locator(".ps-versions__about").count() == 0  # a changes page states its setup in its tables
+    page.click(".ps-versions__menu summary")
     page.locator(".ps-versions__list a").first.click()  # back to the latest
     page.wait_for_url(f"{base_url}/{lang}reports/{REPORT}/")
+    diff = page.locator(".ps-versions__diff li")  # the setup differences from the version before, labelled
+    assert diff.count() >= 5 and diff.first.is_visible()
+    assert page.locator('.ps-versions__diff [data-field="gpu_state"]').count() == 1  # a new section: one line
     assert not [u for u in requests if "versions.json" in u]
     assert page.problems == []
 
@@ -73,8 +82,9 @@ def test_the_selector_leads_to_every_version_and_the_changes_page(page, base_url
     [
         (f"reports/{REPORT}/v1/", f"zh/reports/{REPORT}/v1/"),
         (f"zh/reports/{REPORT}/v1/", f"reports/{REPORT}/v1/"),
+        (f"reports/{REPORT}/v2/", f"zh/reports/{REPORT}/v2/"),
         (f"reports/{REPORT}/changes/v1-v2/", f"zh/reports/{REPORT}/changes/v1-v2/"),
-        (f"zh/reports/{REPORT}/changes/v1-v2/", f"reports/{REPORT}/changes/v1-v2/"),
+        (f"zh/reports/{REPORT}/changes/v2-v3/", f"reports/{REPORT}/changes/v2-v3/"),
     ],
 )
 def test_the_language_switcher_keeps_the_version(page, base_url, start, other):

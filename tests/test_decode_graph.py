@@ -1,13 +1,17 @@
-"""The decode report on both real captures: v1 launches every kernel from the host (eager), v2
-replays every decode step as one CUDA graph. What a graph changes in the analysis, each number
-against an independent reading of the raw files (json with Decimal, csv; ``tests/decode_trace.py``):
+"""The decode report on its real captures: v1 launches every kernel from the host (eager), v2 and
+v3 replay every decode step as one CUDA graph (v3 recaptured with the timing method of issue 18:
+a warm-up rule, shuffled runs with a recorded seed, GPU state before and after each process).
+What a graph changes in the analysis, each number against an independent reading of the raw
+files (json with Decimal, csv; ``tests/decode_trace.py``):
 
 * launch calls: every kernel of a replay shares the ``cudaGraphLaunch``'s correlation id, so a
   step is one call; per API from the trace's runtime and driver events;
 * the host side counts each launching call once (its duration is not summed per kernel);
 * the profiled wall time per step runs to the range's last kernel (a replay outlives the host's
   range), and the GPU's idle time between kernels;
-* the eager decode timed the same way in v2's capture (``<variant>_eager``), per process;
+* the eager decode timed the same way in the graph captures (``<variant>_eager``), per process:
+  each process's median, spread and warm-up, how far the processes agree, the speed-up process
+  by process, the run order the seed gives and the GPU's clock around each process;
 * no operator calls in a replay: no attention share, no shape totals, call sites of a kernel,
   grid and block, and a site that merges different work (its profiled bytes differ by more
   than ``call_sites.MIXED_BYTES``) gets no bytes;
@@ -18,6 +22,8 @@ against an independent reading of the raw files (json with Decimal, csv; ``tests
 
 from __future__ import annotations
 
+import json
+import random
 import re
 import statistics
 from collections import defaultdict
@@ -76,7 +82,7 @@ def test_launch_calls_per_api(variant, version):
         assert fact(version, f"{variant}.launch_api.{api}.per_step") == count / n
     got = {k.split(".")[2] for k in decode_report.report(version).facts if k.startswith(f"{variant}.launch_api.")}
     assert got == set(per_api)
-    if version == "v2":  # one replay per step, and nothing else launched a kernel in the range
+    if raw.graph(version):  # one replay per step, and nothing else launched a kernel in the range
         assert dict(per_api) == {"cudaGraphLaunch": n}
     else:
         assert "cudaGraphLaunch" not in per_api and len(calls) == len(raw.decode_kernels(variant, version))
@@ -116,64 +122,189 @@ def test_profiled_step_time_runs_to_the_last_kernel(variant, version):
     first = min(s for s, _ in intervals)
     idle_ns = (last - first - busy) * 1000
     assert fact(version, f"{variant}.host.gpu_idle_per_launch") == pytest.approx(float(idle_ns) / len(kernels))
-    if version == "v2":  # the host leaves the range before the GPU has run the replays
+    if raw.graph(version):  # the host leaves the range before the GPU has run the replays
         assert last > end and fact(version, f"{variant}.host.range_per_step") < fact(version, f"{variant}.step_time")
     else:  # the eager step waits for its kernels
         assert last <= end
 
 
+def _per_token(process: dict, tokens: int) -> Decimal:
+    return Decimal(str(process["median_ms"])) * 1000000 / tokens
+
+
+@pytest.mark.parametrize("version", raw.GRAPH_VERSIONS)
 @pytest.mark.parametrize("variant", VARIANTS)
-def test_graph_and_eager_wall_time_per_token_from_both_processes(variant):
-    timing, tokens = raw.timing("v2"), raw.meta("v2")["workload"]["new_tokens"]
+def test_graph_and_eager_wall_time_per_token_from_both_processes(variant, version):
+    timing, tokens = raw.timing(version), raw.meta(version)["workload"]["new_tokens"]
+    kernel_ns = Decimal(sum(d for _, d, _ in raw.decode_kernels(variant, version))) / steps(version)  # ns
     for key, prefix in ((variant, "wall_per_token"), (f"{variant}_eager", "eager.wall_per_token")):
         record = timing[key]
         assert record["mode"] == ("graph" if key == variant else "eager")
-        medians = [p["median_ms"] * 1e6 / tokens for p in record["processes"]]
-        assert len(medians) == raw.meta("v2")["workload"]["timing_processes"] == 2
-        assert fact("v2", f"{variant}.{prefix}") == pytest.approx(record["median_ms"] * 1e6 / tokens)
-        assert fact("v2", f"{variant}.{prefix}.process_min") == pytest.approx(min(medians))
-        assert fact("v2", f"{variant}.{prefix}.process_max") == pytest.approx(max(medians))
-    unsteady = sum(p["warmup_steady"] is False for p in timing[f"{variant}_eager"]["processes"])
-    assert fact("v2", f"{variant}.eager.unsteady") == unsteady
-    graph, eager = timing[variant]["median_ms"], timing[f"{variant}_eager"]["median_ms"]
-    assert fact("v2", f"{variant}.graph.speedup") == pytest.approx(eager / graph)
+        procs = record["processes"]
+        medians = [_per_token(p, tokens) for p in procs]
+        assert len(medians) == raw.meta(version)["workload"]["timing_processes"] == 2
+        assert [p["process"] for p in procs] == [1, 2] and record["median_ms"] == procs[0]["median_ms"]
+        assert fact(version, f"{variant}.{prefix}") == pytest.approx(float(medians[0]))  # process 1's
+        assert fact(version, f"{variant}.{prefix}.process_min") == pytest.approx(float(min(medians)))
+        assert fact(version, f"{variant}.{prefix}.process_max") == pytest.approx(float(max(medians)))
+        assert fact(version, f"{variant}.{prefix}.process_gap") == pytest.approx(float(max(medians) / min(medians) - 1))
+        spreads = [(Decimal(str(p["q3_ms"])) - Decimal(str(p["q1_ms"]))) / Decimal(str(p["median_ms"])) for p in procs]
+        assert fact(version, f"{variant}.{prefix}.spread") == pytest.approx(float(max(spreads)))
+        unsteady = sum(p["warmup_steady"] is False for p in procs)
+        assert fact(version, f"{variant}.{prefix}.unsteady") == unsteady
+        if key == variant:
+            for end, wall in (("min", min(medians)), ("max", max(medians))):
+                assert fact(version, f"{variant}.gpu_idle_share.process_{end}") == pytest.approx(
+                    float(1 - kernel_ns / wall)
+                )
+            assert fact(version, f"{variant}.gpu_idle_share") == pytest.approx(float(1 - kernel_ns / medians[0]))
+    assert fact(version, f"{variant}.eager.unsteady") == fact(version, f"{variant}.eager.wall_per_token.unsteady")
+    graph = [_per_token(p, tokens) for p in timing[variant]["processes"]]
+    eager = [_per_token(p, tokens) for p in timing[f"{variant}_eager"]["processes"]]
+    assert fact(version, f"{variant}.graph.speedup") == pytest.approx(float(eager[0] / graph[0]))
+    assert fact(version, f"{variant}.graph.speedup.min") == pytest.approx(float(min(eager) / max(graph)))
+    assert fact(version, f"{variant}.graph.speedup.max") == pytest.approx(float(max(eager) / min(graph)))
     assert fact("v1", f"{variant}.eager.wall_per_token") is None  # v1 timed its eager decode only
-    # the capture's own numbers (meta.json notes): about 4.4 ms per token with the graph
-    if variant == "fused":
-        assert 4.4e6 < min(medians := [p["median_ms"] * 1e6 / tokens for p in timing[variant]["processes"]]) < 4.5e6
-        assert max(medians) < 4.5e6
+    assert fact("v1", f"{variant}.wall_per_token.process_min") is None  # ... in one process
+    # the captures' own numbers: about 4.4 to 4.6 ms per token with the graph, 18 to 26 ms eager
+    assert 4.4e6 < min(graph) < max(graph) < 4.9e6 and 18e6 < min(eager) < max(eager) < 26e6
 
 
-def test_a_graph_replay_records_no_operator_shapes():
-    """No cpu_op starts inside v2's decode range: no attention share, weights, KV bytes or useful
-    intensity; the call sites are kernel, grid and block only (no operator, no label)."""
+def test_the_recaptured_timing_is_steady_for_the_graph_and_not_for_eager():
+    """v3's timing, from timing.json: the graph's two processes agree within 3 % and each spreads
+    less than 5 % (interquartile range over median); the eager decode, host-bound, spreads more
+    and its processes disagree by a tenth or more (process 2 ÷ process 1: 0.78 and 0.90) - which
+    is what the page says of them."""
+    timing = raw.timing("v3")
     for variant in VARIANTS:
-        start, end = decode_window(variant, "v2")
-        assert not [e for e in raw.events(variant, "v2") if e.get("cat") == "cpu_op" and start <= e["ts"] <= end]
+        graph, eager = timing[variant], timing[f"{variant}_eager"]
+        assert 0.97 < graph["process_ratio"] < 1.03 and eager["process_ratio"] < 0.91
+        for p in graph["processes"]:
+            assert (p["q3_ms"] - p["q1_ms"]) / p["median_ms"] < 0.05
+        assert max((p["q3_ms"] - p["q1_ms"]) / p["median_ms"] for p in eager["processes"]) > 0.1
+        assert not any(p["warmup_steady"] for p in eager["processes"])
+        for record in (graph, eager):
+            assert record["process_ratio"] == pytest.approx(record["processes"][1]["median_ms"] / record["median_ms"])
+    for variant in VARIANTS:
+        assert (
+            fact("v3", f"{variant}.wall_per_token.process_gap")
+            < 0.03
+            < 0.1
+            < fact("v3", f"{variant}.eager.wall_per_token.process_gap")
+        )
+
+
+def test_the_run_order_is_the_recorded_seed_s_shuffle():
+    """v3 ran its 8 timed processes (2 variants x graph and eager x 2 processes) in the order
+    random.Random(seed).shuffle gives (the capture's rule, written again here), each record's
+    ``position`` its place; meta.json's commands list them in that order too."""
+    meta, timing = raw.meta("v3"), raw.timing("v3")
+    runs = [(v, m, i) for v in meta["workload"]["variants"] for m in ("graph", "eager") for i in (1, 2)]
+    random.Random(meta["timing_seed"]).shuffle(runs)
+    placed = {}
+    for key, record in timing.items():
+        for p in record["processes"]:
+            placed[p["position"]] = (key.removesuffix("_eager"), p["mode"], p["process"])
+    assert [placed[i] for i in range(len(runs))] == runs
+    timed = [c for c in meta["commands"] if " decode-time " in c]
+    assert [re.search(r"--variant (\w+) --mode (\w+) --process (\d)", c).groups() for c in timed] == [
+        (v, m, str(i)) for v, m, i in runs
+    ]
+    assert f"seed {meta['timing_seed']}" in meta["files"]["timing.json"]
+
+
+def _mhz(process: dict, which: str) -> float | None:
+    """nvidia-smi's SM clock as printed ("1980 MHz") in a process's GPU state, in MHz."""
+    text = process.get(which, {}).get("clocks.sm")
+    return None if text is None else float(text.removesuffix(" MHz"))
+
+
+@pytest.mark.parametrize("version", raw.VERSIONS)
+def test_the_timing_table_is_timing_json_process_by_process(version):
+    """The rows of the timing table (``timing_runs``): per record and process, its run order,
+    warm-up, timed generations, median per token, spread and ratio to process 1, and the SM clock
+    nvidia-smi read before and after it; the timing facts over them."""
+    timing, meta = raw.timing(version), raw.meta(version)
+    tokens = meta["workload"]["new_tokens"]
+    runs = decode_report.report(version).timing_runs
+    expected = []
+    for variant in VARIANTS:
+        for key in (variant, f"{variant}_eager"):
+            if key not in timing:
+                continue
+            record = timing[key]
+            for p in record.get("processes") or [dict(record, process=None)]:
+                expected.append({
+                    "record": key, "process": p["process"],
+                    "order": None if p.get("position") is None else p["position"] + 1,
+                    "warmup": p["warmup"], "reps": p["reps"],
+                    "per_token_ns": p["median_ms"] * 1e6 / tokens,
+                    "spread": (p["q3_ms"] - p["q1_ms"]) / p["median_ms"] if "q1_ms" in p else None,
+                    "factor": p["median_ms"] / record["processes"][0]["median_ms"] if p["process"] else None,
+                    "sm_before_mhz": _mhz(p, "state_before"), "sm_after_mhz": _mhz(p, "state_after"),
+                })  # fmt: skip
+    got = runs.drop(columns=["variant", "mode", "steady", "median_ns", "clock_event"]).to_dict("records")
+    assert len(got) == len(expected)
+    for row, want in zip(got, expected):
+        assert set(row) == set(want)
+        for key, value in want.items():
+            shown = None if row[key] is None or row[key] != row[key] else row[key]  # NaN: none
+            assert shown == (value if value is None or isinstance(value, str) else pytest.approx(value)), key
+    facts = decode_report.report(version).facts
+    if version == "v1":  # one process each, a fixed warm-up, no rule, no GPU state
+        assert list(runs["warmup"]) == [1, 1] and not any(k.startswith("timing.warmup") for k in facts)
+        return
+    rule = timing["fused"]["warmup_rule"]
+    assert fact(version, "timing.warmup.tolerance") == rule["tolerance"]
+    assert fact(version, "timing.warmup.max_time") == rule["max_warmup_s"] * 1e9
+    assert fact(version, "timing.reps") == meta["workload"]["timing_reps"]
+    assert fact(version, "timing.runs") == sum(len(r["processes"]) for r in timing.values())
+    if version == "v3":  # the GPU at its full clock before and after every process, never throttled
+        states = [p[w] for r in timing.values() for p in r["processes"] for w in ("state_before", "state_after")]
+        assert {s["clocks.sm"] for s in states} == {"1980 MHz"} == {meta["gpu"]["nvidia_smi"]["clocks.max.sm"]}
+        assert fact(version, "timing.sm_clock.min") == fact(version, "timing.sm_clock.max") == 1980
+        assert (
+            fact(version, "timing.clock_events")
+            == sum(int(s["clocks_event_reasons.active"], 16) & ~1 != 0 for s in states)
+            == 0
+        )
+    else:
+        assert fact(version, "timing.sm_clock.min") is None
+
+
+@pytest.mark.parametrize("version", raw.GRAPH_VERSIONS)
+def test_a_graph_replay_records_no_operator_shapes(version):
+    """No cpu_op starts inside a graph capture's decode range: no attention share, weights, KV
+    bytes or useful intensity; the call sites are kernel, grid and block only (no operator, no
+    label)."""
+    for variant in VARIANTS:
+        start, end = decode_window(variant, version)
+        assert not [e for e in raw.events(variant, version) if e.get("cat") == "cpu_op" and start <= e["ts"] <= end]
         for key in ("attention_share", "weights.bytes_per_step", "kv.bytes_per_step", "gemm.useful_intensity"):
-            assert fact("v2", f"{variant}.{key}") is None, key
+            assert fact(version, f"{variant}.{key}") is None, key
             if variant == "fused" or key != "kv.bytes_per_step":  # written-out: no attention op
                 assert fact("v1", f"{variant}.{key}") is not None, key
-        sites = decode_report.report("v2").variants[variant].sites
+        sites = decode_report.report(version).variants[variant].sites
         assert sites["op"].isna().all() and sites["label"].isna().all()
         configs = {
-            (e["name"], *e["args"]["grid"], *e["args"]["block"]) for e in raw.decode_kernel_events(variant, "v2")
+            (e["name"], *e["args"]["grid"], *e["args"]["block"]) for e in raw.decode_kernel_events(variant, version)
         }
         assert len(sites) == len(configs)
-    assert not any(k.startswith("fused.site.") for k in decode_report.report("v2").facts)
+    assert not any(k.startswith("fused.site.") for k in decode_report.report(version).facts)
 
 
-def test_a_site_that_merges_different_work_gets_no_bytes():
-    """In v2's written-out variant the gate/up projection and the attention scores run the same
+@pytest.mark.parametrize("version", raw.GRAPH_VERSIONS)
+def test_a_site_that_merges_different_work_gets_no_bytes(version):
+    """In a graph capture's written-out variant the gate/up projection and the attention scores run the same
     nvjet kernel with the same grid; without operators they are one site, whose profiled launches
     move 13 MB or 0.5 MB: its bytes stay empty instead of a median of different work."""
     by_config = defaultdict(list)
-    for r in raw.ncu_rows("written", "v2"):
+    for r in raw.ncu_rows("written", version):
         by_config[(r["Kernel Name"], r["Grid Size"], r["Block Size"])].append(raw.dram_bytes(r))
     mixed = {k for k, b in by_config.items() if max(b) > 2 * min(b)}
     assert len(mixed) == 1
     (name, grid, block) = next(iter(mixed))
-    sites = decode_report.report("v2").variants["written"].sites
+    sites = decode_report.report(version).variants["written"].sites
     dims = lambda text: tuple(int(x) for x in text.strip("()").split(","))  # noqa: E731
     row = sites[
         (sites["name"] == name)
@@ -183,17 +314,18 @@ def test_a_site_that_merges_different_work_gets_no_bytes():
     assert len(row) == 1 and row["dram_bytes"].isna().all() and row["ncu_launches"].iloc[0] > 0
     assert not [k for k, b in by_config.items() if max(b) > 2 * min(b) and "fused" in k]
     # the fused variant's sites all keep their bytes
-    fused = decode_report.report("v2").variants["fused"].sites
+    fused = decode_report.report(version).variants["fused"].sites
     assert fused.loc[fused["ncu_launches"] > 0, "dram_bytes"].notna().all()
 
 
-def test_the_graph_memcpy_node_has_a_naming_rule():
+@pytest.mark.parametrize("version", raw.GRAPH_VERSIONS)
+def test_the_graph_memcpy_node_has_a_naming_rule(version):
     rules = yaml.safe_load((raw.ROOT / "data" / "rules" / "kernels.yml").read_text(encoding="utf-8"))["rules"]
-    names = {n for n, _, _ in raw.decode_kernels("fused", "v2")}
+    names = {n for n, _, _ in raw.decode_kernels("fused", version)}
     assert "memcpy32_post" in names
     first = next(r for r in rules if re.search(r["match"], "memcpy32_post"))
     assert first["category"] == "copy"
-    kernels = decode_report.report("v2").variants["fused"].kernels.set_index("name")
+    kernels = decode_report.report(version).variants["fused"].kernels.set_index("name")
     assert kernels.loc["memcpy32_post", "category"] == "copy"
     assert kernels.loc["memcpy32_post", "label"] == first["name"]
     assert "other" not in set(kernels["category"])  # every kernel of the range has a rule
@@ -239,3 +371,27 @@ def test_what_the_graph_changed_in_numbers():
     assert 1.0 < k2 / k1 < 1.15
     assert fact("v1", "fused.anomaly.calls") == steps("v1") and fact("v2", "fused.anomaly.calls") == 0
     assert fact("v1", "fused.gpu_idle_share") > 0.5 > 0.25 > fact("v2", "fused.gpu_idle_share")
+
+
+@pytest.mark.parametrize("version", raw.GRAPH_VERSIONS)
+def test_a_graph_capture_s_records_agree_with_its_files(version):
+    """meta.json, ncu_run.json and the folder describe one capture: the Nsight Compute runs are
+    the same in both records, every file is listed with its description, and the capture's own
+    check of each trace (kernels and their summed time) is the trace's (a direct sum)."""
+    meta = raw.meta(version)
+    ncu_run = json.loads((raw.folder(version) / "ncu_run.json").read_text(encoding="utf-8"))
+    data_files = {p.name for p in raw.folder(version).iterdir()} - {"meta.json", "ncu_run.json"}
+    assert set(meta["files"]) == data_files and "reused" not in meta
+    for variant in VARIANTS:
+        run = ncu_run[variant]
+        assert run["status"] == "ok" and {k: run.get(k) for k in meta["ncu"][variant]} == meta["ncu"][variant]
+        assert run["files"] == {k: v for k, v in meta["files"].items() if k.startswith(f"ncu_{variant}_")}
+        kernels = [e for e in raw.events(variant, version) if e.get("cat") == "kernel"]
+        check = meta["checks"][variant]["trace_kernels"]
+        assert check["kernels"] == len(kernels)
+        assert Decimal(str(check["kernel_ms"])) == sum(e["dur"] for e in kernels) / 1000
+        assert meta["files"][f"trace_{variant}.json.xz"].endswith(
+            f"{variant} attention, each decode step one CUDA-graph replay"
+        )
+    if "timing_seed" in meta:  # the recapture: its seed named where the file is described
+        assert f"(seed {meta['timing_seed']})" in meta["files"]["timing.json"]

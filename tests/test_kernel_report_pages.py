@@ -1,8 +1,9 @@
 """The built H100 decode report pages, read as HTML in both languages (the session's build).
 
-The report's page (``reports/<id>/``) shows the latest version, v2 (CUDA-graph replays); v1 (the
-eager decode) is at ``reports/<id>/v1/``. A check of numbers from the raw files names the version
-it reads and the page that shows it (:data:`PAGE_OF`).
+The report's page (``reports/<id>/``) shows the latest version (v3, CUDA-graph replays timed with
+issue 18's method); the older ones are at ``reports/<id>/v1/`` (the eager decode) and
+``reports/<id>/v2/`` (the first CUDA-graph capture). A check of numbers from the raw files names
+the version it reads and the page that shows it (:data:`PAGE_OF`).
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ SECTIONS = {
 }
 PAGES = {"en": EN, "zh": ZH}
 #: version -> (English page, Chinese page)
-PAGE_OF = {"v2": (EN, ZH), "v1": (EN + "v1/", ZH + "v1/")}
+PAGE_OF = {v: (EN, ZH) if v == raw.LATEST else (f"{EN}{v}/", f"{ZH}{v}/") for v in raw.VERSIONS}
 
 
 def main(page: str) -> str:
@@ -160,7 +161,7 @@ def test_needs_review_lists_the_long_latency_bound_attention_kernel(built_site, 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_call_site_rows_show_the_shapes_of_the_projections(built_site, lang):
     """The QKV projection's row on v1's page: its operator and input shapes as the trace records
-    them (v2's graph replays record no operator calls)."""
+    them (the graph replays of v2 and v3 record no operator calls)."""
     version = "v1"
     page = main(built_site.html(PAGE_OF[version][lang == "zh"]))
     part = re.split(r"<h2[^>]*>", page)[3]
@@ -172,3 +173,41 @@ def test_call_site_rows_show_the_shapes_of_the_projections(built_site, lang):
     op = raw.op_calls("fused", version)[qkv[0]["args"]["External id"]]
     shapes = ", ".join(str(d) for d in op["args"]["Input Dims"] if d)
     assert op["name"] == "aten::mm" and shapes in text_of(part).replace("\u00a0", " ")
+
+
+def _per_token_ms(process: dict, tokens: int) -> float:
+    return process["median_ms"] / tokens
+
+
+def test_the_page_says_which_timing_it_uses_and_how_stable_it_is(built_site):
+    """The latest page's timing, recomputed from its timing.json: the wall time per token is the
+    first process's median (both processes' medians and their gap beside it), the speed-up over
+    the eager decode a range process by process, the graph timing's spread and the eager
+    timing's process gaps - in both languages; the timing table has one row per process."""
+    timing, tokens = raw.timing(raw.LATEST), raw.meta(raw.LATEST)["workload"]["new_tokens"]
+    graph = [_per_token_ms(p, tokens) for p in timing["fused"]["processes"]]
+    eager = [_per_token_ms(p, tokens) for p in timing["fused_eager"]["processes"]]
+    written = [_per_token_ms(p, tokens) for p in timing["written_eager"]["processes"]]
+    spread = max((p["q3_ms"] - p["q1_ms"]) / p["median_ms"] for p in timing["fused"]["processes"])
+    en, zh = text_of(main(built_site.html(EN))), text_of(main(built_site.html(ZH)))
+    low, high = min(eager) / max(graph), max(eager) / min(graph)
+    assert (
+        f"takes {graph[0]:.2f} ms of wall time without the profiler (the median generation of the first of two "
+        f"fresh processes; the two give {min(graph):.2f} ms and {max(graph):.2f} ms, "
+        f"{100 * (max(graph) / min(graph) - 1):.1f}% apart)" in en
+    )
+    assert f"against {min(eager):.2f} ms and {max(eager):.2f} ms for the eager decode" in en
+    assert f"{low:.1f} to {high:.1f} times faster, process by process" in en
+    assert f"快了 {low:.1f} 到 {high:.1f} 倍" in zh and f"{graph[0]:.2f} ms 的墙钟时间" in zh
+    assert 3 < low < high < 6
+    assert f"spans at most {100 * spread:.1f}% of the median" in en
+    gaps = [100 * (max(x) / min(x) - 1) for x in (eager, written)]
+    assert f"the medians differ by {gaps[0]:.1f}% with fused attention and {gaps[1]:.1f}% written out" in en
+    assert f"融合注意力的两个中位数相差 {gaps[0]:.1f}%，手写注意力相差 {gaps[1]:.1f}%" in zh
+    (clock,) = {
+        p[w]["clocks.sm"] for r in timing.values() for p in r["processes"] for w in ("state_before", "state_after")
+    }
+    assert f"the SM clock read {int(clock.split()[0]):,} MHz" in en
+    for page in (EN, ZH):
+        rows = re.findall(r'<tr id="[^"]*kernel-profile-timing--timing--r-[^"]*"', built_site.html(page))
+        assert len(rows) == sum(len(r["processes"]) for r in timing.values()) == 8

@@ -2,9 +2,9 @@
 changes model): the noise rule, renames, setup differences.
 
 The noise rule is a rule on numbers (the thresholds of report.yml), tested on numbers. Joins
-and renames run on the results of the real v2 and of the derived v3 (``tests/derived_version.py``:
-a kernel renamed, one removed, one twice as fast) from the three-version site's cache, with
-``renames`` set here.
+and renames run on the results of the real latest version and of the derived one above it
+(``tests/derived_version.py``: a kernel renamed, one removed, one twice as fast) from the
+versions site's cache, with ``renames`` set here.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import msgspec
 import pytest
 
 from generators.analysis import report_diff as rd
-from tests.derived_version import RENAMED, REPORT
+from tests.derived_version import RENAMED, REPORT, SOURCE, VERSION
 
 NOISE = rd.Noise(relative=0.05, absolute_ns=2000.0)
 
@@ -72,7 +72,8 @@ def test_setup_fields_and_differences_from_a_real_meta_json(repo_root):
 
 @pytest.fixture(scope="module")
 def results(versions_site, repo_root) -> dict:
-    """The kernel_profile results of the real v2 and the derived v3, from the three-version site's cache."""
+    """The kernel_profile results of the real latest version and the derived one, from the versions
+    site's cache."""
     from generators.kinds import kernel_profile
     from generators.sections.runner import Runner
     from generators.settings import Settings
@@ -86,8 +87,8 @@ def results(versions_site, repo_root) -> dict:
     return out
 
 
-VERSIONS = {"before": "v2", "after": "v3"}
-OPTIONS = {"report": REPORT, "version": "v3", "base": "v2"}
+VERSIONS = {"before": SOURCE, "after": VERSION}
+OPTIONS = {"report": REPORT, "version": VERSION, "base": SOURCE}
 INDEX_SELECT = "Index select / gather (bf16)"  # the friendly name of indexSelectSmallIndex (rules)
 
 
@@ -107,7 +108,7 @@ def test_without_renames_a_renamed_kernel_is_removed_and_added(results):
     kernels = _kernels(c)
     gather = next(n for n in kernels if "indexSelectSmallIndex" in n)
     assert kernels[gather]["status"] == "removed" and kernels[RENAMED]["status"] == "added"
-    # 22 kernels by friendly name in v2: the attention kernel changed, the renamed gather added,
+    # 22 kernels by friendly name in the source: the attention kernel changed, the renamed gather added,
     # the gather and the ArgMax removed, the other 19 unchanged
     assert c.variants["fused"].counts == {"changed": 1, "added": 1, "removed": 2, "unchanged": 19}
 
@@ -122,7 +123,7 @@ def test_renames_join_a_kernel_with_its_new_name(results, old):
     gather = next(n for n in kernels if "indexSelectSmallIndex" in n)
     assert kernels[gather] is not None and kernels[gather]["key"] == joined["key"]
     assert [r["label"]["en"] for r in joined["renamed_from"]] == [INDEX_SELECT]
-    assert joined["status"] == "changed"  # its class: profiled in v2 only (ncu knows no renamed kernel)
+    assert joined["status"] == "changed"  # its class: profiled in the source only (ncu knows no renamed kernel)
     assert (joined["cls_before"], joined["cls_after"]) == ("latency", "unknown")
     assert joined["launches_before"] == joined["launches_after"] == 73.0  # per step, as in the trace
     assert c.variants["fused"].counts == {"changed": 2, "added": 0, "removed": 1, "unchanged": 19}

@@ -86,16 +86,23 @@ def _recomputed(result) -> set:
     return expected
 
 
-#: The one class finding on the decode report's latest version (v2, CUDA-graph replays): in the
-#: written-out variant this nvjet kernel runs the weight projections and, with the same grid as
-#: gate/up, the attention scores over the padded cache; most launches are memory-bound, their
-#: mean memory throughput falls just under the busy threshold. v1's classes all held.
+#: The one class finding on the decode report's v2 (CUDA-graph replays): in the written-out
+#: variant this nvjet kernel runs the weight projections and, with the same grid as gate/up, the
+#: attention scores over the padded cache; most launches are memory-bound, their mean memory
+#: throughput falls just under the busy threshold. v1's classes all held, and so do v3's.
 WRITTEN_TNT = ("class-memory-idle", "written", "nvjet_sm90_tst_64x8_64x16_4x1_v_bz_TNT")
 
 
 def test_class_findings_on_the_decode_report_match_a_recomputation(report_page):
-    assert report_page.version == "v2"
-    assert _class_findings(report_page) == _recomputed(report_page.result) == {WRITTEN_TNT}
+    from tests import decode_report
+
+    # the latest version (v3, a complete recapture, Nsight Compute exports included) has no class
+    # finding: that kernel's mean memory throughput is 30.03 % in its exports, against the 30 %
+    # threshold (v2: 29.96 %) - a borderline kernel, as the finding said
+    assert report_page.version == decode_report.latest() == "v3"
+    assert _class_findings(report_page) == _recomputed(report_page.result) == set()
+    v2 = dataclasses.replace(report_page, result=decode_report.report("v2"), version="v2")
+    assert _class_findings(v2) == _recomputed(v2.result) == {WRITTEN_TNT}
     # Derived: the same classes judged with a stricter "busy" threshold (50 % instead of the
     # report's 30 %): the memory-bound GEMMs whose memory throughput averages 34-46 % now
     # contradict their class, in both variants.
@@ -131,15 +138,12 @@ def test_ncu_against_trace_durations_match_a_recomputation(report_page):
 
 
 def test_the_real_pages_have_their_findings_and_their_checks_ran(rv):
-    # the class finding above and the sweep's falls (tests/test_sweep_timing.py recomputes them);
-    # every claim of the branch v2 takes holds
+    # the sweep's falls (tests/test_sweep_timing.py recomputes them), nothing else: every claim
+    # holds and the decode report's latest version has no class finding
     from tests.test_sweep_timing import expected_falls
 
     findings = rv.findings()
-    classes = [f for f in findings if f.check != "sweep-falls"]
-    (finding,) = classes
-    assert (finding.check, *finding.key.split(":", 2)[2].split("/", 1)) == WRITTEN_TNT
-    assert len(findings) - 1 == len(expected_falls()) == 3
+    assert {f.check for f in findings} == {"sweep-falls"} and len(findings) == len(expected_falls()) == 3
     checked = {key: rv.page_data(src) for key, src in rv.pages.items()}
     report = checked[PAGE]
     assert len(list(report.tables())) >= 10 and len(report.source.claims) >= 5
@@ -216,8 +220,8 @@ def test_a_caption_number_the_data_do_not_give_is_a_finding():
 
 
 def test_a_false_claim_is_a_finding_anchored_to_its_marker(rv, report_page):
-    # the third is false on v2 too, but the page states it only in the branch v1's facts take
-    # ({% if graph %} ... {% else %}): not a finding on v2
+    # the third is false on the latest version too, but the page states it only in the branch
+    # v1's facts take ({% if graph %} ... {% else %}): not a finding there
     planted = ("fused.class.compute.launches > 0", "fused.class.compute.launches == 0", "fused.gpu_idle_share > 0.5")
     assert planted[2] in report_page.source.path.read_text(encoding="utf-8")
     source = dataclasses.replace(report_page.source, claims=tuple(Call(c) for c in planted))

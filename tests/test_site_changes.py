@@ -1,15 +1,18 @@
-"""The generated "what changed" page and ``diff`` on the decode report's two real captures.
+"""The generated "what changed" pages and ``diff`` on the decode report's real captures.
 
 v1 is the eager decode, v2 the same model and prompt with every decode step one CUDA-graph
-replay (both real captures on the same H100). The page's numbers - per token, per step, kernel
-time, launches, launch calls by API, the kernels joined by name, the setup - are checked
-against a second computation from the two captures' raw files (json with Decimal over both
-traces, both timing.json and meta.json), and ``diff --json`` against the page, in both
-languages. The site is the session build (``built_site``): its two cold builds are compared
-byte for byte in ``test_site_determinism``, the changes page and v1's page included.
+replay, v3 the same graph capture recaptured with the timing method of issue 18 (warm-up rule,
+15 generations, shuffled runs, GPU state): all real captures on the same H100. For each
+consecutive pair (:data:`PAIRS`) the page's numbers - per token, per step, kernel time,
+launches, launch calls by API, the kernels joined by name, the setup (``meta.json`` and the
+timing method of ``timing.json``) - are checked against a second computation from the two
+captures' raw files (json with Decimal over both traces, both timing.json and meta.json), and
+``diff --json`` against the page, in both languages. The site is the session build
+(``built_site``): its two cold builds are compared byte for byte in ``test_site_determinism``,
+the changes pages and the older versions' pages included.
 
-The mechanics two real captures cannot show (renames, a removed kernel, three versions,
-``new-version``) run on the derived v3 of ``tests/derived_version.py`` at the end.
+The mechanics real captures cannot show (renames, a removed kernel, one more version,
+``new-version``) run on the derived version of ``tests/derived_version.py`` at the end.
 """
 
 from __future__ import annotations
@@ -24,16 +27,30 @@ from pathlib import Path
 
 import pytest
 
+from generators.pieces import key_of
 from tests import decode_trace
-from tests.derived_version import ARGMAX, FASTER, RENAMED, REPORT, TORCH
+from tests.derived_version import ARGMAX, FASTER, RENAMED, REPORT, SOURCE, TORCH, VERSION
 from tests.site_fixtures import REPO_ROOT, run_cli
 
 # reads both decode captures and runs diff (issue 17: `make test-fast` leaves it out)
 pytestmark = pytest.mark.slow
 
-CHANGES = f"reports/{REPORT}/changes/v1-v2/"
-SCOPE = f"ps--{REPORT}--v1-v2--kernel-profile-changes"
 DATA = REPO_ROOT / "data" / "reports" / REPORT
+VERSIONS, LATEST = decode_trace.VERSIONS, decode_trace.LATEST
+#: every pair of consecutive real versions has its "what changed" page
+PAIRS = list(zip(VERSIONS[:-1], VERSIONS[1:]))
+CHANGES = f"reports/{REPORT}/changes/v1-v2/"  # the eager decode against the CUDA graph
+
+
+def changes(pair: tuple[str, str]) -> str:
+    return f"reports/{REPORT}/changes/{pair[0]}-{pair[1]}/"
+
+
+def scope(pair: tuple[str, str]) -> str:
+    return f"ps--{REPORT}--{pair[0]}-{pair[1]}--kernel-profile-changes"
+
+
+SCOPE = scope(("v1", "v2"))
 
 
 # -- an independent reading of the two captures -------------------------------------------------
@@ -96,7 +113,7 @@ def apis_per_step(c: dict) -> dict[str, Decimal]:
 
 @pytest.fixture(scope="module")
 def independent() -> dict:
-    return {v: {k: per_step(capture(DATA / v)[k]) for k in ("fused", "written")} for v in ("v1", "v2")}
+    return {v: {k: per_step(capture(DATA / v)[k]) for k in ("fused", "written")} for v in VERSIONS}
 
 
 # -- reading the page ---------------------------------------------------------------------------
@@ -127,30 +144,32 @@ DIM = {"wall_per_token": "ns", "step_time": "ns", "kernel_time_per_step": "ns", 
        "launch_calls_per_step": "count"}  # fmt: skip
 
 
+@pytest.mark.parametrize("pair", PAIRS, ids="-".join)
 @pytest.mark.parametrize("variant", ["fused", "written"])
 @pytest.mark.parametrize("metric", SUMMARY)
-def test_the_headline_matches_a_recomputation_from_both_captures(built_site, independent, metric, variant):
-    before, after = independent["v1"][variant][metric], independent["v2"][variant][metric]
+def test_the_headline_matches_a_recomputation_from_both_captures(built_site, independent, metric, variant, pair):
+    before, after = independent[pair[0]][variant][metric], independent[pair[1]][variant][metric]
     scale = SCALE[DIM[metric]]
     for lang in ("", "zh/"):
-        row = table(built_site.site, lang + CHANGES, f"{SCOPE}-metrics--metrics-{variant}")[metric]
+        row = table(built_site.site, lang + changes(pair), f"{scope(pair)}-metrics--metrics-{variant}")[metric]
         assert float(row[1]) == pytest.approx(float(before) * scale, rel=1e-12)
         assert float(row[2]) == pytest.approx(float(after) * scale, rel=1e-12)
         assert float(row[3]) == pytest.approx(float(after - before) * scale, rel=1e-9, abs=1e-9)
         assert float(row[4]) == pytest.approx(float((after - before) / before), rel=1e-9, abs=1e-12)
 
 
+@pytest.mark.parametrize("pair", PAIRS, ids="-".join)
 @pytest.mark.parametrize("metric", SUMMARY)
-def test_the_summary_card_tells_the_direction_in_words_and_colour(built_site, independent, metric):
-    before, after = independent["v1"]["fused"][metric], independent["v2"]["fused"][metric]
+def test_the_summary_card_tells_the_direction_in_words_and_colour(built_site, independent, metric, pair):
+    before, after = independent[pair[0]]["fused"][metric], independent[pair[1]]["fused"][metric]
     relative = (after - before) / before
-    colour, text = card(built_site.html(CHANGES), metric)
+    colour, text = card(built_site.html(changes(pair)), metric)
     if abs(relative) < Decimal("0.05"):  # the default noise threshold
         assert colour == "ps-same" and "unchanged" in text
     else:  # lower is better for all five
         assert colour == ("ps-better" if after < before else "ps-worse")
         assert f"{'fell' if after < before else 'rose'} by {abs(relative) * 100:.1f}%" in text, text
-    zh_colour, _ = card(built_site.html("zh/" + CHANGES), metric)
+    zh_colour, _ = card(built_site.html("zh/" + changes(pair)), metric)
     assert zh_colour == colour
 
 
@@ -164,6 +183,16 @@ def test_the_story_of_the_graph_in_the_summary(independent):
     assert v1["launch_calls_per_step"] == v1["launches_per_step"] and v2["launch_calls_per_step"] == 1
     assert v2["launches_per_step"] > v1["launches_per_step"]
     assert 1 < v2["kernel_time_per_step"] / v1["kernel_time_per_step"] < 1.15
+
+
+def test_the_recapture_changed_the_timing_not_the_work(independent):
+    """v2 -> v3, recomputed: the same graph (the same launches per step, one host call per step,
+    the kernel time within 1 %), and a wall time per token within the two captures' own process
+    spread (below the 5 % noise threshold): the recapture changed how the time was measured."""
+    v2, v3 = independent["v2"]["fused"], independent["v3"]["fused"]
+    assert v2["launches_per_step"] == v3["launches_per_step"] and v3["launch_calls_per_step"] == 1
+    assert abs(v3["kernel_time_per_step"] / v2["kernel_time_per_step"] - 1) < Decimal("0.01")
+    assert abs(v3["wall_per_token"] / v2["wall_per_token"] - 1) < Decimal("0.05")
 
 
 @pytest.mark.parametrize("lang", ["", "zh/"])
@@ -195,8 +224,27 @@ def _flat(doc: dict, prefix: str = "") -> dict[str, str]:
     return out
 
 
+def setup(version: str) -> dict[str, str]:
+    """A capture's setup as the page states it, written again here: meta.json flattened, the
+    seed of the timing runs' order as ``timing.seed``, and the warm-up of timing.json: its rule
+    (the same in every record and process) or, without one, its fixed warm-up generations."""
+    out = _flat(json.loads((DATA / version / "meta.json").read_text()))
+    if "timing_seed" in out:
+        out["timing.seed"] = out.pop("timing_seed")
+    timing = json.loads((DATA / version / "timing.json").read_text())
+    rules = [r.get("warmup_rule") for r in timing.values()]
+    rules += [p.get("warmup_rule") for r in timing.values() for p in r.get("processes", [])]
+    if any(rules):
+        assert all(r == rules[0] for r in rules)  # one rule per capture, in every record and process
+        out.update({f"timing.warmup.{k}": str(v) for k, v in rules[0].items()})
+    else:
+        (fixed,) = {r["warmup"] for r in timing.values()}
+        out["timing.warmup.fixed"] = str(fixed)
+    return out
+
+
 def test_setup_is_listed_first_same_gpu_and_what_differs(built_site):
-    m1, m2 = (_flat(json.loads((DATA / v / "meta.json").read_text())) for v in ("v1", "v2"))
+    m1, m2 = setup("v1"), setup("v2")
     html = built_site.html(CHANGES)
     assert html.index(f'id="{SCOPE}-setup--key-setup"') < html.index('class="ps-card"')  # before the summary
     main = table(built_site.site, CHANGES, f"{SCOPE}-setup--key-setup")
@@ -215,14 +263,62 @@ def test_setup_is_listed_first_same_gpu_and_what_differs(built_site):
     assert zh["cuda_graph.method"][:2] == ["CUDA Graph", "方法"]
 
 
-@pytest.fixture(scope="module")
-def diff_json() -> dict:
-    out = run_cli("diff", REPORT, "v1", "v2", "--json")
+def test_the_recapture_s_setup_differences_are_its_timing_method(built_site):
+    """v2 -> v3: the same GPU, software, model and workload; what differs is how the generations
+    were timed - the warm-up rule (2 % instead of 5 %, at least 1 s, at most 6 s), 15 timed
+    generations instead of 8, the seed of the shuffled order and the GPU state, which v2 did not
+    record - each listed with its translated label."""
+    pair = ("v2", "v3")
+    m2, m3 = setup("v2"), setup("v3")
+    expected = {f for f in set(m2) | set(m3) if m2.get(f) != m3.get(f)}
+    main = table(built_site.site, changes(pair), f"{scope(pair)}-setup--key-setup")
+    assert all(row[-1] == "yes" for row in main.values())  # GPU, driver, torch, CUDA, model, workload
+    fields = {key_of(f): f for f in expected}  # a row's key: its field, or a digest of a long one
+    differ = {fields[k]: row for k, row in table(built_site.site, changes(pair), f"{scope(pair)}-setup--setup").items()}
+    assert set(differ) == expected
+    assert {f.split(".")[0] for f in expected} == {"gpu_state", "timing", "workload"}
+    assert {f for f in expected if not f.startswith("gpu_state.")} == {
+        "timing.seed", "timing.warmup.tolerance", "timing.warmup.min_warmup", "timing.warmup.min_warmup_s",
+        "timing.warmup.max_warmup", "timing.warmup.max_warmup_s", "workload.timing_reps",
+    }  # fmt: skip
+    for field, row in differ.items():  # an empty list (no other process on the GPU) reads "none"
+        assert row[2:4] == [m2.get(field, ""), m3.get(field, "") or "none"]
+    assert differ["timing.warmup.tolerance"][:4] == ["Timing", "Warm-up: steady within (fraction of the median)",
+                                                     "0.05", "0.02"]  # fmt: skip
+    assert differ["timing.seed"][2:] == ["", str(json.loads((DATA / "v3" / "meta.json").read_text())["timing_seed"])]
+    assert differ["gpu_state.before.clocks.sm"][:2] == ["GPU state", "SM clock, before the timing"]
+    assert differ["gpu_state.other_gpu_processes"][1:] == ["Other processes on the GPU", "", "none"]  # []
+    zh = {
+        fields[k]: row
+        for k, row in table(built_site.site, "zh/" + changes(pair), f"{scope(pair)}-setup--setup").items()
+    }
+    assert zh["timing.warmup.tolerance"][:2] == ["计时", "预热：稳定的容差（中位数的比例）"]
+    assert zh["gpu_state.after_timing.clocks.sm"][:2] == ["GPU 状态", "SM 频率（计时后）"]
+    for lang, none in (("", ">none<"), ("zh/", ">无<")):  # an empty list is shown as "none"
+        html = built_site.html(lang + changes(pair))
+        row = re.search(r'<tr id="[^"]*" data-anchor="[^"]*/gpu_state\.other_gpu_processes">(.*?)</tr>', html, re.S)
+        assert none in row.group(1)
+
+
+@cache
+def _diff_json(pair: tuple[str, str]) -> dict:
+    out = run_cli("diff", REPORT, *pair, "--json")
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
 
-def test_diff_json_matches_the_page(built_site, diff_json):
+@pytest.fixture(scope="module", params=PAIRS, ids="-".join)
+def pair(request) -> tuple[str, str]:
+    return request.param
+
+
+@pytest.fixture
+def diff_json(pair) -> dict:
+    return _diff_json(pair)
+
+
+def test_diff_json_matches_the_page(built_site, diff_json, pair):
+    CHANGES, SCOPE = changes(pair), scope(pair)  # noqa: N806 (this pair's page)
     for lang in ("", "zh/"):
         for variant in ("fused", "written"):
             rows = table(built_site.site, lang + CHANGES, f"{SCOPE}-metrics--metrics-{variant}")
@@ -252,16 +348,16 @@ def test_diff_json_matches_the_page(built_site, diff_json):
             assert shown == [b.get("launches"), a.get("launches"), b.get("time_ns"), a.get("time_ns"),
                              k["change"]["time_ns"]]  # fmt: skip
         setup = table(built_site.site, lang + CHANGES, f"{SCOPE}-setup--setup")
-        assert list(setup) == [s["field"] for s in diff_json["setup"]]
+        assert list(setup) == [key_of(s["field"]) for s in diff_json["setup"]]
     statuses = [r[1] for r in table(built_site.site, CHANGES, f"{SCOPE}-kernels--kernels").values()]
     assert statuses == [k["status"] for k in diff_json["kernels"] if k["variant"] == "fused"]
 
 
 @pytest.mark.parametrize("variant", ["fused", "written"])
-def test_every_kernel_row_is_the_two_traces_summed_by_name(diff_json, variant):
+def test_every_kernel_row_is_the_two_traces_summed_by_name(diff_json, pair, variant):
     """Each kernel of ``diff --json`` (its full names, as the naming rules group them): launches
     and time per step summed over those names in each trace."""
-    before, after = capture(DATA / "v1")[variant], capture(DATA / "v2")[variant]
+    before, after = capture(DATA / pair[0])[variant], capture(DATA / pair[1])[variant]
 
     def side(c, names):
         mine = [(dur * 1000) for n, _, dur, _, _ in c["kernels"] if n in names]
@@ -280,14 +376,17 @@ def test_every_kernel_row_is_the_two_traces_summed_by_name(diff_json, variant):
                 assert (got["launches"], got["time_ns"]) == pytest.approx(want, rel=1e-12)
     assert seen == {n for n, *_ in before["kernels"]} | {n for n, *_ in after["kernels"]}
     added = {n for k in kernels if k["status"] == "added" for n in k["names"]}
-    assert variant != "fused" or "memcpy32_post" in added  # the graph's memory-copy node, run as a kernel
+    if pair == ("v1", "v2"):
+        assert variant != "fused" or "memcpy32_post" in added  # the graph's memory-copy node, run as a kernel
+    else:  # a recapture of the same graph: the same kernels
+        assert not added and not [k for k in kernels if k["status"] == "removed"]
 
 
 @pytest.mark.parametrize(
     "args, message",
     [
         (["nope", "v1", "v2"], r"error: unknown report 'nope'; known: .*"),
-        ([REPORT, "v1", "v9"], rf"error: report '{REPORT}' has no version 'v9'; it has \['v2', 'v1'\]"),
+        ([REPORT, "v1", "v9"], rf"error: report '{REPORT}' has no version 'v9'; it has \['v3', 'v2', 'v1'\]"),
         ([REPORT, "v2", "v2"], rf"error: {REPORT}/v2: a version compared with itself; .*"),
         (["peaks-h100-80gb-hbm3", "v1", "v1"], r"error: \S+report\.yml: report configuration not found"),
     ],
@@ -300,9 +399,9 @@ def test_diff_bad_input_is_one_line_and_exit_2(args, message):
 
 # -- the version selector, the index, the hardware reference -----------------------------------
 PAGES = {  # page -> (data-version, data-base)
-    f"reports/{REPORT}/": ("v2", None),
-    f"reports/{REPORT}/v1/": ("v1", None),
-    CHANGES: ("v2", "v1"),
+    f"reports/{REPORT}/": (LATEST, None),
+    **{f"reports/{REPORT}/{v}/": (v, None) for v in VERSIONS[:-1]},
+    **{changes(pair): (pair[1], pair[0]) for pair in PAIRS},
 }
 
 
@@ -315,7 +414,7 @@ def test_every_report_page_has_a_version_selector(built_site, lang, page):
     assert f'data-version="{version}"' in block.group(1)
     assert (f'data-base="{base}"' in block.group(1)) == (base is not None)
     links = re.findall(r'<li[^>]*><a href="([^"]+)"( aria-current="page")?>', block.group(2))
-    assert len(links) == 3  # v2, v1, v1 -> v2
+    assert len(links) == len(VERSIONS) + len(PAIRS)  # v3, v2, v1, v2 -> v3, v1 -> v2
     targets = [(built_site.site / lang / page / href / "index.html").resolve() for href, _ in links]
     assert all(t.is_file() for t in targets), targets
     assert [bool(current) for _, current in links].count(True) == 1
@@ -324,17 +423,29 @@ def test_every_report_page_has_a_version_selector(built_site, lang, page):
     if base is None:  # a version's page states its capture and setup
         about = re.search(r'<p class="ps-versions__about">(.*?)</p>', html).group(1)
         assert "NVIDIA H100 80GB HBM3" in about and "580.159.04" in about and "2.11.0+cu130" in about
-        diff = html.split('class="ps-versions__diff"')[-1].split("</div>")[0] if version == "v2" else ""
+        diff = html.split('class="ps-versions__diff"')[-1].split("</div>")[0] if version != "v1" else ""
         assert ('data-field="workload.decode_step"' in diff) == (version == "v2")
         if version == "v2":
             assert ("解码步" if lang else "Decode step") in diff  # the field's translated label
+        if version == "v3":  # the timing method's fields, labelled; the GPU state v2 lacks in one line
+            assert 'data-field="timing.warmup.tolerance"' in diff and 'data-field="workload.timing_reps"' in diff
+            assert ("预热：稳定的容差" if lang else "Warm-up: steady within") in diff
+            fields = len([f for f in setup("v3") if f.startswith("gpu_state.")])
+            assert 'data-field="gpu_state.' not in diff and fields > 10
+            line = re.search(r'<li><span data-field="gpu_state">(.*?)</li>', diff).group(1)
+            assert line == (
+                f"GPU 状态</span>：v3 新增（{fields} 个字段）"
+                if lang
+                else f"GPU state</span>: new in v3 ({fields} fields)"
+            )
 
 
 @pytest.mark.parametrize("url", ["", "zh/", "hardware/", "zh/hardware/"])
 def test_the_index_and_the_hardware_reference_list_the_versions(built_site, url):
     html = built_site.html(url)
     hrefs = set(re.findall(r'<a href="([^"]*reports/[^"]*)"', html))
-    expected = {f"reports/{REPORT}/", f"reports/{REPORT}/v1/"} | ({CHANGES} if "hardware" not in url else set())
+    expected = {f"reports/{REPORT}/", *(f"reports/{REPORT}/{v}/" for v in VERSIONS[:-1])}
+    expected |= {changes(pair) for pair in PAIRS} if "hardware" not in url else set()
     found = {(built_site.site / url / h).resolve().relative_to(built_site.site.resolve()).as_posix() + "/"
              for h in hrefs}  # fmt: skip
     lang = "zh/" if url.startswith("zh/") else ""
@@ -345,34 +456,36 @@ def test_every_version_and_changes_page_is_in_the_parity_check(built_site):
     out = run_cli("check-parity", str(built_site.site))
     assert out.returncode == 0, out.stdout + out.stderr
     pages = [p for p in built_site.site.rglob("index.html") if not p.relative_to(built_site.site).parts[0] == "zh"]
-    assert {f"reports/{REPORT}/v1", CHANGES.rstrip("/")} <= {
+    assert {*(f"reports/{REPORT}/{v}" for v in VERSIONS[:-1]), *(changes(p).rstrip("/") for p in PAIRS)} <= {
         p.parent.relative_to(built_site.site).as_posix() for p in pages
     }
     assert re.match(rf"parity: {len(pages)} page pairs, \d+ numbers, the same in every pair", out.stdout), out.stdout
 
 
-# -- derived v3: new-version, renames, a removed kernel, three versions ---------------------------
-def test_new_version_added_v3(versions_site):
+# -- the derived version: new-version, renames, a removed kernel, one more version ---------------
+def test_new_version_added_the_derived_version(versions_site):
+    assert (SOURCE, VERSION) == (LATEST, f"v{len(VERSIONS) + 1}")  # one above the highest real version
     assert versions_site.added.returncode == 0, versions_site.added.stderr
     assert re.fullmatch(
-        rf"created data/reports/{REPORT}/v3/ \(9 files\); the next build shows it .* "
-        rf"what changed under reports/{REPORT}/changes/v2-v3/\n",
+        rf"created data/reports/{REPORT}/{VERSION}/ \(9 files\); the next build shows it .* "
+        rf"what changed under reports/{REPORT}/changes/{SOURCE}-{VERSION}/\n",
         versions_site.added.stdout,
     )
-    files = sorted(p.name for p in (versions_site.data / "reports" / REPORT / "v3").iterdir())
+    files = sorted(p.name for p in (versions_site.data / "reports" / REPORT / VERSION).iterdir())
     assert files == sorted(p.name for p in versions_site.capture.iterdir())
 
 
-def test_the_derived_v3_changes_are_what_its_page_reports(versions_site):
-    url, scope = f"reports/{REPORT}/changes/v2-v3/", f"ps--{REPORT}--v2-v3--kernel-profile-changes"
-    fused = table(versions_site.site, url, f"{scope}-metrics--metrics-fused")
+def test_the_derived_changes_are_what_its_page_reports(versions_site):
+    pair = (SOURCE, VERSION)
+    url, scope_ = changes(pair), scope(pair)
+    fused = table(versions_site.site, url, f"{scope_}-metrics--metrics-fused")
     assert float(fused["wall_per_token"][4]) == pytest.approx(-0.2)  # by construction
     assert float(fused["launches_per_step"][3]) == pytest.approx(-1.0)  # the ArgMax, below the noise threshold
-    written = table(versions_site.site, url, f"{scope}-metrics--metrics-written")
-    assert all(float(r[3]) == 0 for r in written.values() if r[3]), "the written variant is v2's, byte for byte"
-    setup = table(versions_site.site, url, f"{scope}-setup--setup")
-    assert [r[2:] for r in setup.values()] == [["2.11.0+cu130", TORCH]]
-    out = run_cli("diff", REPORT, "v2", "v3", "--json", data=versions_site.data, cache=versions_site.build.cache)
+    written = table(versions_site.site, url, f"{scope_}-metrics--metrics-written")
+    assert all(float(r[3]) == 0 for r in written.values() if r[3]), f"the written variant is {SOURCE}'s, byte for byte"
+    setup_rows = table(versions_site.site, url, f"{scope_}-setup--setup")
+    assert [r[2:] for r in setup_rows.values()] == [["2.11.0+cu130", TORCH]]
+    out = run_cli("diff", REPORT, *pair, "--json", data=versions_site.data, cache=versions_site.build.cache)
     kernels = {n: k for k in json.loads(out.stdout)["kernels"] if k["variant"] == "fused" for n in k["names"]}
     faster = kernels[next(n for n in kernels if n.startswith(FASTER))]
     assert faster["status"] == "changed" and faster["change"]["time_relative"] == pytest.approx(-0.5, abs=1e-3)

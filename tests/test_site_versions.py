@@ -3,13 +3,13 @@
 * The ids of generated tables, rows and figures are the same on the English and the Chinese
   page (and, ``test_site_determinism``, across rebuilds): they come from the report, the
   version, the unit and the row's data, never from a position or a language.
-* The decode report's two real versions build in one site (the session build): the report
-  page shows the latest (v2), the older one gets its own page (``reports/<id>/v1/``) in both
-  languages, computed from its own files, and no figure or table file of one version is shared
-  with the other.
+* The decode report's real versions build in one site (the session build): the report page
+  shows the latest (the catalog's, v3), each older one gets its own page (``reports/<id>/v1/``,
+  ``reports/<id>/v2/``) in both languages, computed from its own files, and no figure or table
+  file of one version is shared with another.
 * The prose is written for the latest version; on an older version's page a claim that does
-  not hold is flagged (on the three-version site of ``tests.site_fixtures.versions_site``,
-  whose derived v3 is the only version a test claim holds for).
+  not hold is flagged (on the site of ``tests.site_fixtures.versions_site``, whose derived
+  version above the real ones is the only version a test claim holds for).
 * The language switcher of an older version's page and of a "what changed" page leads to
   the same version in the other language.
 """
@@ -23,7 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.derived_version import TIMING_FACTOR
+from tests.decode_trace import LATEST, VERSIONS
+from tests.derived_version import TIMING_FACTOR, VERSION
 
 ROOT = Path(__file__).resolve().parents[1]
 REPORT = "decode-h100-80gb-hbm3"
@@ -55,19 +56,22 @@ def _pieces(html: str) -> list[str]:
 
 def test_every_version_has_its_page_in_both_languages(built_site):
     site = built_site.site
+    assert LATEST == VERSIONS[-1] == "v3" and len(VERSIONS) == 3
     for prefix in ("", "zh/"):
         latest = (site / prefix / "reports" / REPORT / "index.html").read_text(encoding="utf-8")
-        older = (site / prefix / "reports" / REPORT / "v1" / "index.html").read_text(encoding="utf-8")
-        assert any(f"--{REPORT}--v2--" in i for i in ids(latest))
-        assert any(f"--{REPORT}--v1--" in i for i in ids(older))
-        assert not any("--v2--" in i for i in ids(older)) and not any("--v1--" in i for i in ids(latest))
-        # the same pieces, one version apart, but for what only v1's data has: the table of the
-        # eager decode's slow operator calls (a graph replay runs no operator in the range)
-        latest_as_v1 = [i.replace("--v2--", "--v1--") for i in _pieces(latest)]
-        assert [i for i in _pieces(older) if i in set(latest_as_v1)] == latest_as_v1
-        assert {i.split("--v1--")[1] for i in set(_pieces(older)) - set(latest_as_v1)} == {
-            "kernel-profile-host--anomalies"
-        }
+        assert any(f"--{REPORT}--{LATEST}--" in i for i in ids(latest))
+        for version in VERSIONS[:-1]:
+            older = (site / prefix / "reports" / REPORT / version / "index.html").read_text(encoding="utf-8")
+            assert any(f"--{REPORT}--{version}--" in i for i in ids(older))
+            others = [v for v in VERSIONS if v != version]
+            assert not any(f"--{v}--" in i for i in ids(older) for v in others)
+            assert not any(f"--{version}--" in i for i in ids(latest))
+            # the same pieces, one version apart, but for what only v1's data has: the table of the
+            # eager decode's slow operator calls (a graph replay runs no operator in the range)
+            latest_as_older = [i.replace(f"--{LATEST}--", f"--{version}--") for i in _pieces(latest)]
+            assert [i for i in _pieces(older) if i in set(latest_as_older)] == latest_as_older
+            extra = {i.split(f"--{version}--")[1] for i in set(_pieces(older)) - set(latest_as_older)}
+            assert extra == ({"kernel-profile-host--anomalies"} if version == "v1" else set())
 
 
 def _wall_per_token(html: str) -> float:
@@ -84,22 +88,25 @@ def _per_token(version: str) -> float:
 def test_each_version_is_computed_from_its_own_data(built_site, versions_site):
     site = built_site.site
     latest = _wall_per_token((site / "reports" / REPORT / "index.html").read_text(encoding="utf-8"))
-    older = _wall_per_token((site / "reports" / REPORT / "v1" / "index.html").read_text(encoding="utf-8"))
-    assert older == pytest.approx(_per_token("v1")) and latest == pytest.approx(_per_token("v2"))
-    v3 = _wall_per_token(versions_site.html(f"reports/{REPORT}/"))
-    assert v3 == pytest.approx(TIMING_FACTOR * latest)  # the derived v3's generations
+    assert latest == pytest.approx(_per_token(LATEST))
+    for version in VERSIONS[:-1]:
+        older = _wall_per_token((site / "reports" / REPORT / version / "index.html").read_text(encoding="utf-8"))
+        assert older == pytest.approx(_per_token(version)) != latest
+    derived = _wall_per_token(versions_site.html(f"reports/{REPORT}/"))
+    assert derived == pytest.approx(TIMING_FACTOR * latest)  # the derived version's generations
 
 
 def test_a_claim_about_the_latest_version_is_flagged_on_an_older_one(versions_site):
     """The prose is written for the latest version: there its claims must hold (else the build
     fails, tests/test_claims.py); on an older version's page a claim that does not hold is
-    shown as such, in the page's language, and the build goes on. The three-version site's
-    pages carry ``V3_ONLY``, true of the derived v3 only: v1's and v2's pages flag it, and
-    nothing else (their version-dependent sentences branch on the facts instead)."""
+    shown as such, in the page's language, and the build goes on. The versions site's pages
+    carry ``DERIVED_ONLY``, true of the derived version only: every real version's page flags
+    it, and nothing else (their version-dependent sentences branch on the facts instead)."""
     site = versions_site.site
     latest = (site / "reports" / REPORT / "index.html").read_text(encoding="utf-8")
     assert "ps-claim-false" not in latest and 'data-claim="fused.wall_per_token &lt; 4e6"' in latest
-    for version in ("v1", "v2"):
+    assert f'data-version="{VERSION}"' in latest
+    for version in VERSIONS:
         for prefix, words in (("", f"does not hold for {version}"), ("zh/", "不成立")):
             older = (site / prefix / "reports" / REPORT / version / "index.html").read_text(encoding="utf-8")
             flagged = re.findall(r'<span class="ps-claim ps-claim-false"[^>]*>([^<]*)</span>', older)
@@ -109,13 +116,14 @@ def test_a_claim_about_the_latest_version_is_flagged_on_an_older_one(versions_si
 def test_versions_share_no_generated_file(built_site):
     site = built_site.site
     figures = {p.name for p in (site / "assets" / "figures").iterdir()}
-    v1 = {n for n in figures if f"--{REPORT}--v1--" in n}
-    v2 = {n for n in figures if f"--{REPORT}--v2--" in n}
-    assert len(v1) == len(v2) >= 15 and {n.replace("--v1--", "--v2--") for n in v1} == v2
     tables = {p.name for p in (site / "assets" / "tables").iterdir()}
-    v1 = {n for n in tables if f"--{REPORT}--v1--" in n}  # other reports have a v1 only
-    v2 = {n for n in tables if f"--{REPORT}--v2--" in n}
-    assert len(v2) >= 20 and {n.replace("--v2--", "--v1--") for n in v2} <= v1
+    of = lambda names, v: {n for n in names if f"--{REPORT}--{v}--" in n}  # noqa: E731 (other reports: v1 only)
+    latest_figures, latest_tables = of(figures, LATEST), of(tables, LATEST)
+    assert len(latest_figures) >= 15 and len(latest_tables) >= 20
+    for version in VERSIONS[:-1]:
+        renamed = {n.replace(f"--{LATEST}--", f"--{version}--") for n in latest_figures}
+        assert of(figures, version) == renamed and not renamed & latest_figures
+        assert {n.replace(f"--{LATEST}--", f"--{version}--") for n in latest_tables} <= of(tables, version)
 
 
 SWITCH = re.compile(r'<a href="([^"]+)" hreflang="(\w+)" class="md-select__link"')
@@ -130,8 +138,9 @@ def _switcher(html: str) -> dict[str, str]:
     [
         (f"reports/{REPORT}/v1/", f"zh/reports/{REPORT}/v1/"),
         (f"zh/reports/{REPORT}/v1/", f"reports/{REPORT}/v1/"),
+        (f"reports/{REPORT}/v2/", f"zh/reports/{REPORT}/v2/"),
         (f"reports/{REPORT}/changes/v1-v2/", f"zh/reports/{REPORT}/changes/v1-v2/"),
-        (f"zh/reports/{REPORT}/changes/v1-v2/", f"reports/{REPORT}/changes/v1-v2/"),
+        (f"zh/reports/{REPORT}/changes/v2-v3/", f"reports/{REPORT}/changes/v2-v3/"),
     ],
 )
 def test_the_language_switcher_keeps_the_version(built_site, page, other):

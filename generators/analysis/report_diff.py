@@ -14,7 +14,8 @@ No I/O, no drawing, no language: the kernel-profile kind's "what changed" model
 * :func:`join_categories`, :func:`join_classes` - the same per category and per class.
 * :func:`roofline_pairs` - per kernel in both versions with Nsight Compute metrics, its
   arithmetic intensity and FLOP/s before and after (sums over its profiled launches).
-* :func:`setup_fields`, :func:`setup_rows` - the capture's setup (``meta.json``) flattened,
+* :func:`capture_setup` (:func:`setup_fields`, :func:`timing_setup`), :func:`setup_rows` - the
+  capture's setup (``meta.json`` and the timing method of ``timing.json``) flattened,
   and the fields that differ.
 
 The noise rule: a change counts when it is at least ``relative`` of the old value and, for a
@@ -343,6 +344,39 @@ def setup_fields(doc: dict, prefix: str = "") -> dict[str, str]:
             out[name] = ", ".join(str(v) for v in value)
         elif value is not None:
             out[name] = str(value)
+    return out
+
+
+def timing_setup(timing: dict | None) -> dict[str, str]:
+    """How a capture timed its generations without the profiler (``timing.json`` as plain data),
+    as setup fields: ``timing.warmup.<field>``, the warm-up rule (``tolerance``, ``window``,
+    ``min_warmup``, ...) when every record and process ran the same one, or, in a capture
+    without a rule, ``timing.warmup.fixed``, the fixed warm-up generations, when every record
+    ran the same number. Empty when ``timing`` is None or its records disagree."""
+    records = [r for r in (timing or {}).values() if isinstance(r, dict)]
+    if not records:
+        return {}
+    rules = [r.get("warmup_rule") for r in records]
+    rules += [p.get("warmup_rule") for r in records for p in r.get("processes") or [] if isinstance(p, dict)]
+    if any(rule is not None for rule in rules):
+        first = rules[0]
+        if not isinstance(first, dict) or any(rule not in (None, first) for rule in rules):
+            return {}
+        return {f"timing.warmup.{k}": str(v) for k, v in sorted(first.items()) if v is not None}
+    fixed = {r.get("warmup") for r in records}
+    if len(fixed) == 1 and isinstance(w := fixed.pop(), int) and not isinstance(w, bool):
+        return {"timing.warmup.fixed": str(w)}
+    return {}
+
+
+def capture_setup(meta: dict, timing: dict | None = None) -> dict[str, str]:
+    """A capture's setup: its ``meta.json`` (:func:`setup_fields`), with the seed of its timing
+    runs' order (``timing_seed``) as ``timing.seed``, and how it timed (:func:`timing_setup`);
+    what the version selector and the "what changed" pages compare."""
+    out = setup_fields(meta)
+    if "timing_seed" in out:
+        out["timing.seed"] = out.pop("timing_seed")
+    out.update(timing_setup(timing))
     return out
 
 

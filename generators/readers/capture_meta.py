@@ -10,11 +10,17 @@ and ``.decode``); a report shows them in its setup and methodology sections.
 * ``ncu_run.json``: per variant ``status``, ``commands``, ``sections``, ``sampling``
   (``filter_mode``, ``launch_count``).
 * ``timing.json``: per variant the wall-clock time of a whole generation without a
-  profiler: ``median_ms``, ``min_ms``, ``max_ms``, ``reps``; a CUDA-graph capture also
-  times the eager decode the same way (``<variant>_eager``), says which ``mode`` was
-  timed, and keeps each fresh process's own timing (``processes``: ``process``,
-  ``median_ms``, ``warmup_steady``: whether its warm-up reached a steady time).
-* ``meta.json`` of a CUDA-graph capture: ``cuda_graph`` (``method``, ``description``).
+  profiler: ``median_ms``, ``min_ms``, ``max_ms``, ``reps``, ``warmup`` (the warm-up
+  generations run); a CUDA-graph capture also times the eager decode the same way
+  (``<variant>_eager``), says which ``mode`` was timed, and keeps each fresh process's own
+  timing (``processes``: ``process``, ``median_ms``, ``q1_ms``/``q3_ms`` (quartiles),
+  ``reps``, ``warmup``, ``warmup_steady``: whether its warm-up reached a steady time by
+  ``warmup_rule``, ``position`` in the shuffled order of the runs, ``state_before``/
+  ``state_after``: the GPU's nvidia-smi state around the process). The record's own fields
+  are its process 1's.
+* ``meta.json`` of a CUDA-graph capture: ``cuda_graph`` (``method``, ``description``); of a
+  capture with the shuffled timing: ``timing_seed`` (the seed of the run order) and
+  ``gpu_state`` (nvidia-smi before and after the timing, other processes on the GPU).
 * a distributed capture's ``meta.json`` (``kind: ddp``, ``generators.capture.ddp``) also has
   ``ddp`` (:func:`read_ddp`): the GPUs, ``nvidia-smi topo -m``, the NCCL environment, the
   rank slowed on purpose (``straggler``: ``rank``, ``delay_ms``, ``method``) and each rank's
@@ -67,12 +73,22 @@ class Meta(msgspec.Struct, frozen=True):
     commands: list[str] = []
     files: dict[str, str] = {}
     cuda_graph: CudaGraph | None = None  # how the decode step was captured in a CUDA graph
+    timing_seed: int | None = None  # the seed of the timing runs' shuffled order
+    gpu_state: dict[str, Any] | None = None  # nvidia-smi before and after the timing
 
 
 class ProcessTiming(msgspec.Struct, frozen=True):
     process: int
     median_ms: float
     warmup_steady: bool | None = None
+    q1_ms: float | None = None
+    q3_ms: float | None = None
+    reps: int | None = None
+    warmup: int | None = None  # warm-up generations run before the timed ones
+    warmup_rule: dict[str, Scalar] | None = None
+    position: int | None = None  # the run's place in the shuffled order (0 first)
+    state_before: dict[str, Scalar] | None = None  # nvidia-smi fields as printed
+    state_after: dict[str, Scalar] | None = None
 
 
 class Timing(msgspec.Struct, frozen=True):
@@ -81,7 +97,9 @@ class Timing(msgspec.Struct, frozen=True):
     min_ms: float | None = None
     max_ms: float | None = None
     mode: str | None = None  # "graph" or "eager" (a CUDA-graph capture times both)
+    warmup: int | None = None
     warmup_steady: bool | None = None
+    warmup_rule: dict[str, Scalar] | None = None
     processes: list[ProcessTiming] = []
 
 

@@ -3,8 +3,9 @@
 ``meta.json`` is written by the project's capture tooling (``generators.capture.meta``); a
 report's setup tables, a "what changed" page's setup differences and the version selector
 name its fields with these translated labels. :func:`labels_of` splits a flattened field
-(``gpu.nvidia_smi.driver_version``, ``workload.decode_step``) into its section's label and
-the field's label (None where there is none: the page shows the key as code).
+(``gpu.nvidia_smi.driver_version``, ``workload.decode_step``, ``gpu_state.before.clocks.sm``,
+``timing.warmup.tolerance``) into its section's label and the field's label (None where there
+is none: the page shows the key as code).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ SECTIONS = {
     "workload": N_("Workload"),
     "ncu_workload": N_("Nsight Compute workload"),
     "cuda_graph": N_("CUDA graph"),
+    "gpu_state": N_("GPU state"),
+    "timing": N_("Timing"),
 }
 LABELS = {
     "cuda": N_("CUDA"),
@@ -55,7 +58,29 @@ LABELS = {
     "clocks.mem": N_("Memory clock"),
     "clocks.max.sm": N_("SM clock, maximum"),
     "power.limit": N_("Power limit"),
+    # gpu_state (before and after the timing, PHASES): nvidia-smi as printed, and the allocator's view
+    "clocks_event_reasons.active": N_("Active clock event reasons"),
+    "memory.total": N_("Total memory"),
+    "memory.used": N_("Memory used"),
+    "free_bytes": N_("Free memory (CUDA, bytes)"),
+    "total_bytes": N_("Total memory (CUDA, bytes)"),
+    "power.draw": N_("Power draw"),
+    "temperature.gpu": N_("Temperature (°C)"),
+    "utilization.gpu": N_("GPU utilization"),
+    "other_gpu_processes": N_("Other processes on the GPU"),
+    # timing (report_diff.capture_setup: the seed of the run order, timing.json's warm-up rule)
+    "seed": N_("Seed of the run order"),
+    "warmup.tolerance": N_("Warm-up: steady within (fraction of the median)"),
+    "warmup.window": N_("Warm-up: generations that must agree"),
+    "warmup.min_warmup": N_("Warm-up: minimum generations"),
+    "warmup.min_warmup_s": N_("Warm-up: minimum seconds"),
+    "warmup.max_warmup": N_("Warm-up: maximum generations"),
+    "warmup.max_warmup_s": N_("Warm-up: maximum seconds"),
+    "warmup.on": N_("Warm-up: steadiness judged on"),
+    "warmup.fixed": N_("Warm-up: fixed generations"),
 }
+#: gpu_state's records: the GPU before the timing runs and after them (generators.capture)
+PHASES = {"before": N_("{field}, before the timing"), "after_timing": N_("{field}, after the timing")}
 
 
 def labels_of(field: str, tr: Translator) -> tuple[str, str | None]:
@@ -63,4 +88,12 @@ def labels_of(field: str, tr: Translator) -> tuple[str, str | None]:
     section, _, rest = field.partition(".")
     leaf = rest.removeprefix("nvidia_smi.")
     label = tr.gettext(SECTIONS[section]) if section in SECTIONS else section
+    phase, _, inner = leaf.partition(".")
+    if section == "gpu_state" and phase in PHASES and inner in LABELS:
+        return label, tr.gettext(PHASES[phase], field=tr.gettext(LABELS[inner]))
     return label, tr.gettext(LABELS[leaf]) if leaf in LABELS else None
+
+
+def section_label(section: str, tr: Translator) -> str:
+    """A setup section's translated label (its key where it has none)."""
+    return tr.gettext(SECTIONS[section]) if section in SECTIONS else section

@@ -3,7 +3,8 @@ hardware reference list.
 
 Model ``reports`` reads every configured report's ``report.yml`` and each of its versions'
 ``meta.json`` (through the catalog): per report its kind, title, hardware entry, versions
-(latest first) with capture date, setup (``report_diff.setup_fields``) and the setup fields
+(latest first) with capture date, setup (``report_diff.capture_setup``: ``meta.json`` and the
+timing method of ``timing.json``) and the setup fields
 that differ from the version before, and the pairs of versions that get a "what changed"
 page (consecutive versions of a kind with changes templates). Cheap: it reads small files
 only, so every page that shows a selector asks for the same cached result.
@@ -17,7 +18,7 @@ from typing import Any
 import pandas as pd
 
 from generators import catalog as layout
-from generators.analysis.report_diff import setup_fields, setup_rows
+from generators.analysis.report_diff import capture_setup, setup_rows
 from generators.catalog import Catalog
 from generators.quantity import Quantity
 from generators.readers import run_meta, typed_file
@@ -28,7 +29,7 @@ from generators.spec import Model, Unit
 class VersionInfo:
     version: str
     date: str | None  # ISO timestamp of the capture (meta.json), None without one
-    setup: dict[str, str]  # meta.json flattened: "gpu.name", "software.torch", "workload.new_tokens", ...
+    setup: dict[str, str]  # meta.json flattened: "gpu.name", "software.torch", ..., "timing.warmup.tolerance"
     differences: pd.DataFrame | None  # setup_rows against the version before; None for the first
 
 
@@ -53,7 +54,8 @@ def inputs(cat: Catalog, options: dict[str, str]) -> list:
     files = []
     for report in cat.configured_reports():
         files.append(cat.config_path(report))
-        files += [p for ref in cat.refs(report) if (p := cat.file(ref, layout.META)).is_file()]
+        for name in (layout.META, layout.TIMING):
+            files += [p for ref in cat.refs(report) if (p := cat.file(ref, name)).is_file()]
     return files
 
 
@@ -62,7 +64,9 @@ def _version(cat: Catalog, ref) -> tuple[str | None, dict[str, str]]:
     if not path.is_file():
         return None, {}
     date = run_meta.read(path, ref).date  # checks the schema and the required fields
-    return date, setup_fields(typed_file.decode(path, dict[str, Any]))
+    timing = cat.file(ref, layout.TIMING)
+    timing_doc = typed_file.decode(timing, dict[str, Any]) if timing.is_file() else None
+    return date, capture_setup(typed_file.decode(path, dict[str, Any]), timing_doc)
 
 
 def compute(cat: Catalog, options: dict[str, str]) -> list[ReportInfo]:

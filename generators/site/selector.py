@@ -115,32 +115,64 @@ def _about(info, version: str, tr: Translator) -> str:
             same = tr.gettext(N_("Same setup as {version}."), version=previous)
             parts.append(f'<p class="ps-versions__diff">{_e(same)}</p>')
         else:
-            rows = "".join(
-                "<li>"
-                + tr.gettext(
-                    N_("{field}: {before} → {after}"),
-                    field=_field(r.field, tr),
-                    before=_value(r.before),
-                    after=_value(r.after),
-                )
-                + "</li>"
-                for r in v.differences.itertuples()
-            )
+            rows = "".join(f"<li>{item}</li>" for item in _differences(v, info.version(previous), tr))
             head = tr.gettext(N_("Setup differences from {version}:"), version=previous)
             parts.append(f'<div class="ps-versions__diff"><p>{_e(head)}</p><ul>{rows}</ul></div>')
     return "".join(parts) + "\n"
+
+
+def _differences(v, previous, tr: Translator) -> list[str]:
+    """The setup differences of ``v`` from ``previous``, one item per field; a section that only
+    one of them recorded (``gpu_state``: the GPU before and after the timing) is one item with
+    its number of fields, so the list stays short (the "what changed" page lists every field)."""
+    rows = list(v.differences.itertuples())
+    sections = {}
+    for r in rows:
+        sections.setdefault(r.field.partition(".")[0], []).append(r)
+
+    def whole(section: str, rows: list) -> str | None:
+        if "." not in rows[0].field or len(rows) < 2:
+            return None
+        mine, theirs = (any(f.startswith(f"{section}.") for f in s.setup) for s in (v, previous))
+        if all(r.status == "added" for r in rows) and not theirs:
+            return N_("{section}: new in {version} ({count} fields)")
+        if all(r.status == "removed" for r in rows) and not mine:
+            return N_("{section}: not recorded in {version} ({count} fields before)")
+        return None
+
+    out, done = [], set()
+    for r in rows:
+        section = r.field.partition(".")[0]
+        message = whole(section, sections[section])
+        if message is None:
+            out.append(
+                tr.gettext(
+                    N_("{field}: {before} → {after}"),
+                    field=_field(r.field, tr),
+                    before=_value(r.before, tr),
+                    after=_value(r.after, tr),
+                )
+            )
+        elif section not in done:
+            done.add(section)
+            label = f'<span data-field="{_e(section)}">{_e(meta_fields.section_label(section, tr))}</span>'
+            out.append(tr.gettext(message, section=label, version=v.version, count=tr.integer(len(sections[section]))))
+    return out
 
 
 #: a setup value longer than this (or of several lines: a capture's notes) shows its beginning
 SHORT = 80
 
 
-def _value(text: str | None) -> str:
+def _value(text: str | None, tr: Translator) -> str:
     """A setup value as the capture recorded it (a version, ``CUDA graph replay``): data, in code;
     a long one (a paragraph of notes) cut to its first line's beginning and an ellipsis, so the
-    selector stays a list of differences (meta.json holds the whole text)."""
+    selector stays a list of differences (meta.json holds the whole text); an empty list (no
+    other process on the GPU) is "none"."""
     if text is None:
         return "—"
+    if text == "":
+        return _e(tr.gettext(N_("none")))
     first = text.strip().splitlines()[0] if text.strip() else text
     if len(first) > SHORT:
         first = first[:SHORT].rsplit(" ", 1)[0]

@@ -51,6 +51,7 @@ UNITS = (
     Unit("kernel_profile.host", MODEL, f"{_H}:host", doc="host side per step, slow operator calls"),
     Unit("kernel_profile.categories", MODEL, f"{_T}:categories", doc="time by kernel category; launch-bound"),
     Unit("kernel_profile.variants", MODEL, f"{_T}:variants", doc="the variants side by side"),
+    Unit("kernel_profile.timing", MODEL, f"{_T}:timing", doc="the timing without the profiler, process by process"),
     Unit("kernel_profile.classification", MODEL, f"{_C}:classification", doc="class counts, shares, means"),
     Unit("kernel_profile.review", MODEL, f"{_C}:review", doc="the needs-review list"),
     Unit("kernel_profile.levels", MODEL, f"{_C}:levels", doc="memory levels: peaks, sources, busiest level"),

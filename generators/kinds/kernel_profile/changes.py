@@ -11,7 +11,8 @@ Per variant present in both versions: the headline metrics (:data:`HEADLINE`, fr
 facts) with their change; the host API calls that launched the kernels, per API and step
 (``cudaLaunchKernel`` ... -> ``cudaGraphLaunch``); the kernels joined by friendly name
 after the report's ``renames``; the categories and classes. For the primary variant also
-the roofline points of the kernels in both versions. The setup (``meta.json``) comes first:
+the roofline points of the kernels in both versions. The setup (``meta.json`` and the timing
+method of ``timing.json``, ``report_diff.capture_setup``) comes first:
 the fields that differ, and the main ones (:data:`KEY_FIELDS`) with both values.
 
 The GEMM bandwidth (``gemm.bandwidth``) is compared only when both versions measured the
@@ -193,8 +194,10 @@ def compute(results: dict, options: dict[str, str]) -> KernelProfileChanges:
     for name in common:
         variants[name], r = _variant(before, after, name, noise, dict(config.renames))
         roof = r if name == primary else roof
-    setup_b = rd.setup_fields(msgspec.to_builtins(before.meta)) if before.meta else {}
-    setup_a = rd.setup_fields(msgspec.to_builtins(after.meta)) if after.meta else {}
+    setup_b, setup_a = (
+        rd.capture_setup(msgspec.to_builtins(r.meta), msgspec.to_builtins(r.timing)) if r.meta else {}
+        for r in (before, after)
+    )
     setup = rd.setup_rows(setup_b, setup_a)
     key_setup = pd.DataFrame(
         [[f, setup_b.get(f), setup_a.get(f), setup_b.get(f) == setup_a.get(f)] for f in KEY_FIELDS

@@ -20,14 +20,21 @@ also with ``primary.`` (``primary.top_share``, what a page template can name):
                                one call for all its kernels); ``launch_calls_per_step``;
                                ``launch_api.<api>.per_step`` per API (cudaLaunchKernel,
                                cuLaunchKernelEx, cudaGraphLaunch, ...; Kineto traces)
-``wall_per_token``             un-profiled generation time ÷ new tokens (timing.json);
-                               ``.process_min|max`` the fresh processes' own medians
+``wall_per_token``             un-profiled generation time ÷ new tokens (timing.json: the
+                               record's median, its process 1's; ``timing.runs``);
+                               ``.process_min|max`` the fresh processes' own medians,
+                               ``.process_gap`` highest ÷ lowest − 1, ``.spread`` the largest
+                               interquartile range ÷ median of a process, ``.unsteady`` the
+                               processes whose warm-up never reached a steady time
 ``eager.wall_per_token``       a CUDA-graph capture's eager decode timed the same way on the
-                               same machine (timing.json ``<timing>_eager``), with
-                               ``.process_min|max``; ``eager.unsteady`` its processes whose
-                               warm-up never reached a steady time; ``graph.speedup`` eager ÷
-                               graph wall time per token
-``gpu_idle_share``             1 - kernel_time_per_step ÷ wall_per_token (estimate)
+                               same machine (timing.json ``<timing>_eager``), with the same
+                               ``.process_*``, ``.spread`` and ``.unsteady`` (also
+                               ``eager.unsteady``); ``graph.speedup`` eager ÷ graph wall time
+                               per token, ``.min|max`` process by process (the slowest graph
+                               process against the fastest eager one, and the reverse)
+``gpu_idle_share``             1 - kernel_time_per_step ÷ wall_per_token (estimate);
+                               ``.process_min|max`` with the processes' highest and lowest
+                               median
 ``top_n``, ``top_share``       the top N kernels and their share of kernel_time
 ``top_complete``               top kernels with full metrics; ``top_profiled``: with any
 ``profiled``, ``matched``      ncu launches, and those joined to a trace kernel
@@ -77,16 +84,21 @@ prose and tables cannot disagree.
 
 Without a variant prefix: ``ridge.<dtype>.<spec|measured>``, ``peak.<dtype>.<source>``,
 ``bandwidth.<source>``, ``launch_bound.threshold``, ``workload.<key>`` (meta.json's integer
-workload values: ``prompt_tokens``, ``attention_keys_per_step``, ...).
+workload values: ``prompt_tokens``, ``attention_keys_per_step``, ...), ``timing.*``
+(:func:`timing_facts`: ``timing.reps`` timed generations per process, ``timing.runs`` timed
+processes, ``timing.warmup.<tolerance|window|min|min_time|max|max_time>`` the warm-up rule,
+``timing.sm_clock.min|max`` the SM clock in MHz before and after every timed process,
+``timing.clock_events`` those states with a clock-lowering event).
 """
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from generators.analysis.call_sites import aggregate_bandwidth
 from generators.analysis.roofline import bandwidth
-from generators.kinds.kernel_profile import advice
+from generators.kinds.kernel_profile import advice, timing
 from generators.quantity import Quantity
 
 SOL_PCT = 60.0  # Nsight Compute's SpeedOfLight rule: below 60 % of peak on both units, latency issues
@@ -136,32 +148,89 @@ def _variant(v, result) -> dict[str, Quantity]:
     return out
 
 
-def _per_token(timing, tokens: int, prefix: str) -> dict[str, Quantity]:
-    out = {prefix: Quantity(timing.median_ms * 1e6 / tokens, "ns")}
-    if timing.processes:
-        medians = [p.median_ms * 1e6 / tokens for p in timing.processes]
-        out[f"{prefix}.process_min"] = Quantity(min(medians), "ns")
-        out[f"{prefix}.process_max"] = Quantity(max(medians), "ns")
+def _per_token(runs, record: str, prefix: str) -> dict[str, Quantity]:
+    """Per token: the record's own median (its process 1's) and, from its processes, their
+    lowest and highest median, how far apart they are (highest ÷ lowest − 1), the largest spread
+    within a process (interquartile range ÷ median)
+    and how many warm-ups did not settle."""
+    rows = runs[runs["record"] == record]
+    first = rows.iloc[0]
+    out = {prefix: Quantity(first["per_token_ns"], "ns")}
+    if rows["process"].notna().all():
+        medians = rows["per_token_ns"]
+        out[f"{prefix}.process_min"] = Quantity(medians.min(), "ns")
+        out[f"{prefix}.process_max"] = Quantity(medians.max(), "ns")
+        out[f"{prefix}.process_gap"] = Quantity(medians.max() / medians.min() - 1, "fraction")
+        out[f"{prefix}.unsteady"] = Quantity(int((rows["steady"] == False).sum()), "count")  # noqa: E712
+        if rows["spread"].notna().all():
+            out[f"{prefix}.spread"] = Quantity(rows["spread"].max(), "fraction")
     return out
 
 
 def _timing(v, result, steps: int) -> dict[str, Quantity]:
-    """Wall time per token without the profiler (timing.json), and the eager decode's when a
-    CUDA-graph capture timed it too (``<timing>_eager``)."""
+    """Wall time per token without the profiler (timing.json, ``timing.runs``), and the eager
+    decode's when a CUDA-graph capture timed it too (``<timing>_eager``)."""
     key = result.config.variants[v.name].timing or v.name
-    timing = (result.timing or {}).get(key)
-    tokens = result.meta.workload.get("new_tokens")
-    if timing is None or not isinstance(tokens, int) or tokens <= 0:
+    runs = result.timing_runs
+    if runs is None or key not in set(runs["record"]):
         return {}
-    out = _per_token(timing, tokens, "wall_per_token")
+    out = _per_token(runs, key, "wall_per_token")
     wall_ns = out["wall_per_token"].value
-    out["gpu_idle_share"] = Quantity(1 - (v.total_ns / steps) / wall_ns, "fraction")
-    eager = (result.timing or {}).get(f"{key}_eager")
-    if eager is not None:
-        out.update(_per_token(eager, tokens, "eager.wall_per_token"))
-        out["eager.unsteady"] = Quantity(sum(p.warmup_steady is False for p in eager.processes), "count")
+    kernel_ns = v.total_ns / steps
+    out["gpu_idle_share"] = Quantity(1 - kernel_ns / wall_ns, "fraction")
+    if "wall_per_token.process_min" in out:
+        for end, wall in (("min", "process_min"), ("max", "process_max")):
+            out[f"gpu_idle_share.process_{end}"] = Quantity(
+                1 - kernel_ns / out[f"wall_per_token.{wall}"].value, "fraction"
+            )
+    if f"{key}_eager" in set(runs["record"]):
+        out.update(_per_token(runs, f"{key}_eager", "eager.wall_per_token"))
+        if "eager.wall_per_token.unsteady" in out:
+            out["eager.unsteady"] = out["eager.wall_per_token.unsteady"]
         out["graph.speedup"] = Quantity(out["eager.wall_per_token"].value / wall_ns, "count")
+        if "eager.wall_per_token.process_min" in out and "wall_per_token.process_max" in out:
+            low = out["eager.wall_per_token.process_min"].value / out["wall_per_token.process_max"].value
+            high = out["eager.wall_per_token.process_max"].value / out["wall_per_token.process_min"].value
+            out["graph.speedup.min"] = Quantity(low, "count")
+            out["graph.speedup.max"] = Quantity(high, "count")
     return out
+
+
+def timing_facts(result) -> dict[str, Quantity]:
+    """``timing.*``: how the primary variant's record was timed (its warm-up rule, timed
+    generations) and, over every timed process, the runs, the SM clock before and after them
+    and the clock events."""
+    runs = result.timing_runs
+    key = result.config.variants[result.config.primary].timing or result.config.primary
+    if runs is None or key not in set(runs["record"]):
+        return {}
+    out = {"timing.reps": Quantity(int(runs[runs["record"] == key]["reps"].iloc[0]), "count")}
+    if runs["process"].notna().all():
+        out["timing.runs"] = Quantity(len(runs), "count")
+    rule = timing.rule(result.timing, key)
+    if rule is not None:
+        for name, field, dim in RULE_FACTS:
+            value = rule.get(field)
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                out[f"timing.warmup.{name}"] = Quantity(value * 1e9 if dim == "ns" else value, dim)
+    clocks = pd.concat([runs["sm_before_mhz"], runs["sm_after_mhz"]]).dropna()
+    if len(clocks) == 2 * len(runs):  # every process's state before and after
+        out["timing.sm_clock.min"] = Quantity(clocks.min(), "count")
+        out["timing.sm_clock.max"] = Quantity(clocks.max(), "count")
+    if runs["clock_event"].notna().all():
+        out["timing.clock_events"] = Quantity(int(runs["clock_event"].sum()), "count")
+    return out
+
+
+#: timing.warmup.<name>: the warm-up rule's field (timing.json ``warmup_rule``) and dimension
+RULE_FACTS = (
+    ("tolerance", "tolerance", "fraction"),
+    ("window", "window", "count"),
+    ("min", "min_warmup", "count"),
+    ("min_time", "min_warmup_s", "ns"),
+    ("max", "max_warmup", "count"),
+    ("max_time", "max_warmup_s", "ns"),
+)
 
 
 def _launch_facts(v, result) -> dict[str, Quantity]:
@@ -311,6 +380,7 @@ def facts(result) -> dict[str, Quantity]:
         for row in primary.level_roofs.itertuples():
             out[f"level.{row.level}.peak"] = Quantity(row.bandwidth_bytes_per_s, "bytes_per_s")
             out[f"level.{row.level}.peak_spread"] = Quantity(row.spread, "fraction")
+    out.update(timing_facts(result))
     out.update(advice.facts(result, out))
     for row in result.roofs.itertuples():
         out[f"ridge.{row.dtype}.{row.source}"] = Quantity(row.ridge_flop_per_byte, "flop_per_byte")

@@ -22,6 +22,7 @@ from generators.catalog import Catalog, ReportRef
 from generators.errors import UserError, about
 from generators.kinds import report as report_model
 from generators.kinds.kernel_profile import analysis
+from generators.kinds.kernel_profile import timing as timing_runs
 from generators.kinds.kernel_profile.config import Config
 from generators.quantity import Quantity
 from generators.readers import capture_meta, detect, hardware, kernel_rules, kineto_ops, ncu_csv, peaks
@@ -38,6 +39,7 @@ class KernelProfile:
     meta: capture_meta.Meta | None
     ncu_runs: dict[str, capture_meta.NcuRun] | None
     timing: dict[str, capture_meta.Timing] | None
+    timing_runs: pd.DataFrame | None  # timing.RUN_COLUMNS: each timed process of timing.json
     variants: dict[str, analysis.VariantAnalysis]
     files: dict[str, dict[str, str]]  # variant -> field -> file name
     paths: dict[str, str]  # what the methodology names: version folder, hardware file, peaks file
@@ -167,6 +169,9 @@ def compute(cat: Catalog, options: dict[str, str], partials: dict | None = None)
     hw_peaks = {"hardware_file": cat.display(hw_path), "version_folder": cat.display_version(ref)}
     if peaks_ref is not None:
         hw_peaks["peaks_file"] = cat.display(cat.file(peaks_ref, layout.PEAKS))
+    timing = capture_meta.read_timing(cat.file(ref, layout.TIMING))
+    keys = {name: v.timing or name for name, v in config.variants.items()}
+    tokens = meta.workload.get("new_tokens") if meta else None
     result = KernelProfile(
         ref=ref,
         config=config,
@@ -175,7 +180,8 @@ def compute(cat: Catalog, options: dict[str, str], partials: dict | None = None)
         roofs=roofs,
         meta=meta,
         ncu_runs=capture_meta.read_ncu_runs(cat.file(ref, layout.NCU_RUN)),
-        timing=capture_meta.read_timing(cat.file(ref, layout.TIMING)),
+        timing=timing,
+        timing_runs=timing_runs.runs(timing, keys, tokens),
         variants=variants,
         files=names,
         paths=hw_peaks,

@@ -82,9 +82,13 @@ def _colour(row) -> str:
     return {"better": "ps-better", "worse": "ps-worse", "same": "ps-same"}.get(row["verdict"], "ps-neutral")
 
 
-def _recorded(text: str | None) -> Cell:
+def _recorded(text: str | None, tr: Translator) -> Cell:
     """A setup value as the capture recorded it (``large``, ``CUDA graph replay``): data, shown
-    in code type and kept as it is in the CSV."""
+    in code type and kept as it is in the CSV; an empty list (no other process on the GPU) is
+    "none"."""
+    if text == "":
+        none = tr.gettext(N_("none"))
+        return Cell(none, none)
     return Cell(None) if text is None else L.code_cell(text)
 
 
@@ -109,12 +113,12 @@ def setup(c, tr: Translator, options: dict) -> object:
     for r in c.key_setup.to_dict("records"):
         section, field = _field(r["field"], tr)
         same = tr.gettext(N_("yes") if r["same"] else N_("no"))
-        k.row(key_of(r["field"]), section, field, _recorded(r["before"]), _recorded(r["after"]), same)
+        k.row(key_of(r["field"]), section, field, _recorded(r["before"], tr), _recorded(r["after"], tr), same)
     if c.setup.empty:
         text = tr.gettext(
             N_(
-                "The setup is the same: all {same} fields of the two captures' meta.json agree (GPU, driver, software, "
-                "model, workload), so the comparison is like for like."
+                "The setup is the same: all {same} fields of the two captures' meta.json and timing method agree (GPU, "
+                "driver, software, model, workload, timing), so the comparison is like for like."
             ),  # fmt: skip
             same=tr.integer(c.setup_same),
         )
@@ -133,7 +137,7 @@ def setup(c, tr: Translator, options: dict) -> object:
     t.col("before", N_("Before")).col("after", N_("After"))
     for r in c.setup.itertuples():
         section, field = _field(r.field, tr)
-        t.row(key_of(r.field), section, field, _recorded(r.before), _recorded(r.after))
+        t.row(key_of(r.field), section, field, _recorded(r.before, tr), _recorded(r.after, tr))
     return fragment(f"{dates}\n\n{main}\n", k.build(), f"{intro}\n", t.build())
 
 
@@ -386,9 +390,11 @@ def method(c, tr: Translator, options: dict) -> object:
         ),
         tr.gettext(
             N_(
-                "Wall time per token: the generation without the profiler (`timing.json`) ÷ its new tokens. Wall time "
-                "per step (profiled): from the start of the traced range to the end of its last kernel, ÷ the traced "
-                "steps (a CUDA-graph replay keeps the GPU busy after the host has left the range). Host launch calls: "
+                "Wall time per token: the median generation without the profiler (`timing.json`; process 1's where "
+                "two fresh processes were timed: each version's page shows both and their spread) ÷ its new tokens. "
+                "Wall time per step (profiled): from the start of the traced range to the end of its last kernel, ÷ "
+                "the traced steps (a CUDA-graph replay keeps the GPU busy after the host has left the range). Host "
+                "launch calls: "
                 "the API calls that launched the range's kernels, each counted once (every kernel of a CUDA-graph "
                 "replay shares its `cudaGraphLaunch`), by API from the trace's runtime and driver events."
             )  # fmt: skip

@@ -28,7 +28,8 @@ FORMULAS = [
     ),
     N_(
         "Per step: divided by the traced steps ({steps_key} in `meta.json`). Wall time per token: the median "
-        "un-profiled generation (`timing.json`) ÷ its new tokens. GPU idle (estimate) = 1 − kernel time per step "
+        "un-profiled generation (`timing.json`; of process 1 where two fresh processes were timed) ÷ its new "
+        "tokens. GPU idle (estimate) = 1 − kernel time per step "
         "÷ wall time per token."
     ),
     N_(

@@ -179,9 +179,10 @@ def variants(result, tr: Translator, options: dict) -> object:
         t.row(name, tr.pick(result.config.variants[name].label), *[None if q is None else q.value for q in values])
     note = tr.gettext(
         N_(
-            "Per step: the range's kernels divided by the traced steps. Wall time per token: a whole "
-            "generation without the profiler divided by the tokens it generated. GPU idle: one minus "
-            "their ratio. Attention share: kernel time launched inside the variant's attention ranges."
+            "Per step: the range's kernels divided by the traced steps. Wall time per token: the median "
+            "whole generation without the profiler (process 1's where two fresh processes were timed) "
+            "divided by the tokens it generated. GPU idle: one minus their ratio. Attention share: kernel "
+            "time launched inside the variant's attention ranges."
         )
     )
     return fragment(t.build(), note + "\n")
@@ -254,3 +255,114 @@ MATCH_LABELS = {
     "ambiguous": N_("ambiguous: not joined"),
     "none": N_("no trace kernel: not joined"),
 }
+
+
+MODES = {"graph": N_("CUDA-graph replay"), "eager": N_("eager")}
+
+
+def _int(x) -> int | None:
+    return None if L.missing(x) else int(x)
+
+
+def _steady(x, tr: Translator) -> str | None:
+    return None if x is None or L.missing(x) else tr.gettext(N_("yes") if x else N_("no"))
+
+
+def timing(result, tr: Translator, options: dict) -> object:
+    """Each timed fresh process of ``timing.json`` (``timing.RUN_COLUMNS``) and how the
+    timing was done: which median the page uses, how stable the runs are."""
+    runs = result.timing_runs
+    if runs is None:
+        return fragment(tr.gettext(N_("This version has no timing without the profiler (no `timing.json`).")) + "\n")
+    t = TableBuilder("timing", tr)
+    t.col("variant", N_("Variant")).col("mode", N_("Decode step")).col("process", N_("Process"), "count")
+    t.col("order", N_("Run order"), "count").col("warmup", N_("Warm-up generations"), "count")
+    t.col("steady", N_("Warm-up steady")).col("reps", N_("Timed generations"), "count")
+    t.col("per_token", N_("Median per token"), "ms").col("spread", N_("Spread (IQR ÷ median)"), "percent")
+    t.col("factor", N_("Median ÷ process 1"), "count2")
+    for r in runs.itertuples():
+        t.row(
+            f"{r.record}-p{_int(r.process) or 1}",
+            tr.pick(result.config.variants[r.variant].label),
+            tr.gettext(MODES[r.mode]) if r.mode in MODES else L.DASH,
+            _int(r.process),
+            _int(r.order),
+            _int(r.warmup),
+            _steady(r.steady, tr),
+            _int(r.reps),
+            r.per_token_ns,
+            None if L.missing(r.spread) else r.spread,
+            None if L.missing(r.factor) else r.factor,
+        )
+    g = lambda key, unit=None: fact(result, key, tr, unit)  # noqa: E731
+    parts = []
+    if "timing.warmup.tolerance" in result.facts:
+        rule = (
+            N_(
+                "Each fresh process repeats the whole generation until its last {window} generations agree "
+                "within {tolerance} of their median (at least {min} generations and {min_time}; it stops "
+                "at {max} generations or {max_time} whether or not they agree: warm-up steady “no”), then "
+                "times {reps} more."
+            )
+            if "timing.warmup.min_time" in result.facts
+            else N_(
+                "Each fresh process repeats the whole generation until its last {window} generations agree "
+                "within {tolerance} of their median (at least {min} generations; it stops at {max} generations "
+                "or {max_time} whether or not they agree: warm-up steady “no”), then times {reps} more."
+            )
+        )
+        parts.append(
+            tr.gettext(
+                rule,
+                window=g("timing.warmup.window"),
+                tolerance=g("timing.warmup.tolerance"),
+                min=g("timing.warmup.min"),
+                min_time=g("timing.warmup.min_time", "s"),
+                max=g("timing.warmup.max"),
+                max_time=g("timing.warmup.max_time", "s"),
+                reps=g("timing.reps"),
+            )
+        )
+    if "timing.runs" in result.facts and runs["order"].notna().all():
+        parts.append(
+            tr.gettext(
+                N_(
+                    "The {runs} processes ran one after another in a shuffled order (run order 1 first; the "
+                    "seed is in `meta.json`)."
+                ),
+                runs=g("timing.runs"),
+            )
+        )
+    if runs["process"].notna().all():
+        legend = N_(
+            "Median per token: the median timed generation ÷ its new tokens; spread: the interquartile "
+            "range of the timed generations ÷ their median; median ÷ process 1: how far the fresh "
+            "processes agree. The wall time per token on this page is each record's process 1 median."
+        )
+    else:
+        legend = N_(
+            "Median per token: the median timed generation ÷ its new tokens. This capture timed each variant "
+            "in one process after a fixed warm-up and recorded no quartiles, so its spread and the agreement "
+            "of two processes are unknown."
+        )
+    parts.append(tr.gettext(legend))
+    if "timing.sm_clock.min" in result.facts and "timing.clock_events" in result.facts:
+        same = result.facts["timing.sm_clock.min"].value == result.facts["timing.sm_clock.max"].value
+        clock = (
+            tr.gettext(N_("SM clock {clock} MHz"), clock=g("timing.sm_clock.min"))
+            if same
+            else tr.gettext(
+                N_("SM clock from {low} to {high} MHz"), low=g("timing.sm_clock.min"), high=g("timing.sm_clock.max")
+            )
+        )
+        parts.append(
+            tr.gettext(
+                N_(
+                    "GPU state (`nvidia-smi`) before and after every process: {clock}; {events} of these readings "
+                    "had a clock-lowering event active."
+                ),
+                clock=clock,
+                events=g("timing.clock_events"),
+            )
+        )
+    return fragment(t.build(), tr.spaced(*parts) + "\n")
