@@ -9,22 +9,33 @@
 * No timestamps (``metadata={"Date": None}``) and a fixed ``svg.hashsalt``, so the same data
   gives byte-identical files.
 * Figures are ``matplotlib.figure.Figure`` objects, not pyplot: no global figure state.
+* The SVG renderers of one process share one ``TextToPath`` (:class:`_Canvas`), so a math
+  text (a log axis' ``10^3``) is parsed once per process rather than once per figure.
 """
 
 from __future__ import annotations
 
+import codecs
 import io
 import warnings
 from contextlib import contextmanager
 
 import matplotlib
-from matplotlib import font_manager
+from matplotlib import cbook, font_manager
+from matplotlib.backends.backend_mixed import MixedModeRenderer
+from matplotlib.backends.backend_svg import FigureCanvasSVG, RendererSVG
 from matplotlib.figure import Figure
+from matplotlib.textpath import TextToPath
 
 from generators.render.fonts import project_font_files
 from generators.settings import Language
 
-DEFAULT_FAMILY = "DejaVu Sans"  # matplotlib's own; a language's fonts (mkdocs.yml) come first
+DEFAULT_FAMILY = "DejaVu Sans"
+FONT_SETTINGS = (
+    "font.",
+    "mathtext.",
+    "text.",
+)  # the rc settings that choose and shape text  # matplotlib's own; a language's fonts (mkdocs.yml) come first
 
 STYLE = {
     "svg.fonttype": "path",
@@ -62,5 +73,51 @@ def new_figure(width_in: float = 7.5, height_in: float = 4.5) -> Figure:
 
 def to_svg(fig: Figure) -> bytes:
     buf = io.BytesIO()
+    _Canvas(fig)
     fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     return buf.getvalue()
+
+
+class _Renderer(RendererSVG):
+    """matplotlib's SVG renderer, with a ``TextToPath`` shared by every renderer of the process
+    that draws with the same font settings: every renderer makes its own, whose math text
+    parser caches what it parsed (``MathTextParser._parse_cached``) for that renderer only,
+    so each figure parsed its log axes' ``$\\mathdefault{10^{3}}$`` labels again (pyparsing: a
+    tenth of all figures' drawing time). The parser's cache key is the text, the font
+    properties and the dpi, but the font properties name a generic family (``sans-serif``)
+    whose fonts the rc settings choose - each page language's - so the sharing is per font
+    settings. The glyphs a figure defines stay the renderer's own (``_glyph_map``): each SVG is
+    the same bytes as with a parser of its own."""
+
+    _shared: dict[tuple, TextToPath] = {}
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        fonts = tuple((k, str(v)) for k, v in sorted(matplotlib.rcParams.items()) if k.startswith(FONT_SETTINGS))
+        self._text2path = self._shared.setdefault(fonts, TextToPath())
+
+
+class _Canvas(FigureCanvasSVG):
+    """A figure's SVG canvas drawing with :class:`_Renderer`. ``print_svg`` is matplotlib's
+    (3.11), which creates its renderer inside and has no hook for it. ``savefig`` passes a
+    canvas outside matplotlib every option (``dpi``, ``orientation``, ...); matplotlib's own
+    ``print_svg`` is not given those it does not take, so they are dropped here."""
+
+    def print_svg(self, filename, *, bbox_inches_restore=None, metadata=None, **_other):
+        with cbook.open_file_cm(filename, "w", encoding="utf-8") as fh:
+            if not cbook.file_requires_unicode(fh):
+                fh = codecs.getwriter("utf-8")(fh)
+            dpi = self.figure.dpi
+            self.figure.dpi = 72
+            width, height = self.figure.get_size_inches()
+            w, h = width * 72, height * 72
+            renderer = MixedModeRenderer(
+                self.figure,
+                width,
+                height,
+                dpi,
+                _Renderer(w, h, fh, image_dpi=dpi, metadata=metadata),
+                bbox_inches_restore=bbox_inches_restore,
+            )
+            self.figure.draw(renderer)
+            renderer.finalize()
