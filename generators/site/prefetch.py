@@ -197,26 +197,37 @@ class Job:
 
 
 def jobs(runner: Runner, todo: list[Task]) -> list[Job]:
-    """``todo`` as jobs, in the order they should start, each with the jobs it waits for.
+    """``todo`` as jobs, in the order they should start, each with the jobs it waits for: the
+    results first, then the fragments, then the derived tasks; within each, the tasks with the
+    most fragments first, and versions whose mapped files are copies of another's last.
 
     A task's result (with its facts) is one job and each language's fragments another, which
     waits for it: the two languages' figures are drawn on two cores, and the last tasks of a
     build do not leave one core idle while the other draws both. A derived task ("what
-    changed") is one job, after the results it is computed from. Result jobs whose models
-    map files of the same contents (copies of a trace) run one at a time, so that the others
-    find the files' partials in the cache instead of reading them at the same moment."""
+    changed") is one job, after the results it is computed from. A result job whose model maps
+    a file of the same contents as one being read (a copy of a trace) waits until it is read,
+    and then finds the file's partial in the cache instead of reading it at the same moment."""
     from generators.sections import MODELS
 
     out: list[Job] = []
     result_job: dict[tuple, int] = {}
     base = sorted((t for t in todo if MODELS[t.model].uses is None), key=lambda t: -len(t.fragments))
+    groups = {id(t): _mapped_contents(runner, t) for t in base}
+    # the biggest first, but a version whose files are copies of an earlier one's after all the
+    # others: it reuses their partials and figures, and is short (the last jobs should be short)
+    seen: set[str] = set()
+    originals, copies = [], []
+    for t in base:
+        (copies if groups[id(t)] and groups[id(t)] <= seen else originals).append(t)
+        seen |= groups[id(t)]
+    base = originals + copies
     for t in base:
         result_job[(t.model, tuple(sorted(t.options.items())))] = len(out)
-        out.append(Job(t, group=_mapped_contents(runner, t)))
+        out.append(Job(t, group=groups[id(t)]))
     for t in base:
-        first = result_job[(t.model, tuple(sorted(t.options.items())))]
+        result = result_job[(t.model, tuple(sorted(t.options.items())))]
         for language in dict.fromkeys(lang for _, _, lang in t.fragments):
-            out.append(Job(t, language, after={first}))
+            out.append(Job(t, language, after={result}))
     for t in todo:
         model = MODELS[t.model]
         if model.uses is None:
@@ -271,6 +282,7 @@ def _schedule(pool: ProcessPoolExecutor, workers: int, settings: Settings, queue
     done, in the queue's order otherwise. Handed out one by one (not queued in the pool), so that
     no worker takes a job whose results are still being computed by the other."""
     done: set[int] = set()
+    read: set[str] = set()  # contents some finished job mapped: their partials are in the cache
     waiting = dict(enumerate(queue))
     running: dict[Future, int] = {}
     while waiting or running:
@@ -278,7 +290,7 @@ def _schedule(pool: ProcessPoolExecutor, workers: int, settings: Settings, queue
         for i, job in list(waiting.items()):
             if len(running) >= workers:
                 break
-            if job.after <= done and not (job.group & busy):
+            if job.after <= done and not (job.group - read) & busy:
                 running[pool.submit(_work, settings, job)] = i
                 busy |= job.group
                 del waiting[i]
@@ -288,6 +300,7 @@ def _schedule(pool: ProcessPoolExecutor, workers: int, settings: Settings, queue
         for future in finished:
             i = running.pop(future)
             done.add(i)
+            read |= queue[i].group
             seconds, caught = future.result()
             log.debug("computed %s in %.1f s", queue[i], seconds)
             for message in caught:
