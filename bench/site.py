@@ -20,6 +20,12 @@ e. the floor: a bare ``mkdocs build`` of the same pages with every generated pie
 Each figure is printed with its ratio to the floor. Targets: (c) <= 1.5 s, (b) <= 1.3 x (e),
 (a) <= 60 s. This machine has 2 cores; other processes running beside the benchmark make the
 numbers noisy: each figure is a median, its spread printed.
+
+The copies have the same data, so the cold build reads their traces once (a file's partial
+is cached by its bytes) and draws their figures once (a figure is kept by what it draws,
+``generators/render/figure_cache.py``), as it would for any reports or versions with the same
+data. Versions with data of their own draw every figure: with the figure cache switched off
+the same cold build took 85 s (148 s of CPU time) on this machine, against 56 s (91 s) with it.
 """
 
 from __future__ import annotations

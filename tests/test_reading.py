@@ -181,9 +181,36 @@ def test_histograms_are_stacked_by_class(monkeypatch):
     classes = sorted({c for _, c in expected})
     legend = [t.get_text() for t in ax.get_legend().get_texts()]
     assert sorted(legend) == sorted(kp_figures.L.cls(c, tr) for c in classes)
-    colours = {p.get_facecolor() for p in ax.patches if p.get_height() > 0}
+    # the bars: one collection of rectangles per class, each rectangle's height from its corners
+    bars = [
+        (tuple(bars.get_facecolor()[0]), float(path.vertices[:, 1].max() - path.vertices[:, 1].min()))
+        for bars in ax.collections
+        for path in bars.get_paths()
+    ]
+    colours = {colour for colour, height in bars if height > 0}
     assert len(colours) == len(classes) >= 2
-    assert sum(p.get_height() for p in ax.patches) == len(expected)
+    assert sum(height for _, height in bars) == len(expected)
+    assert ax.get_ylim()[0] == 0  # the count axis starts at 0, as under matplotlib's bars
+
+
+@pytest.mark.slow
+def test_stacked_histogram_bins_as_matplotlib_hist():
+    """The histograms' binning and stacking (analysis.distribution.stacked_histogram, drawn as
+    collections) against matplotlib's own ``hist(stacked=True)`` on the same launches."""
+    from matplotlib.figure import Figure as MplFigure
+
+    from generators.analysis.distribution import stacked_histogram
+
+    launches = report(V).primary.launches
+    known = launches[launches["cls"] != "unknown"]
+    for column in ("sm_pct", "duration_ns", "l2_hit_pct"):
+        groups = [known.loc[known["cls"] == c, column].dropna().to_numpy() for c in sorted(set(known["cls"]))]
+        assert len(groups) >= 2
+        edges, tops = stacked_histogram(groups, 20)
+        counts, bins, _ = MplFigure().add_subplot().hist(groups, bins=20, stacked=True)
+        assert edges.tolist() == pytest.approx(bins.tolist(), rel=1e-12)
+        assert tops.tolist() == [list(c) for c in counts]
+        assert tops[-1].sum() == sum(len(g) for g in groups)
 
 
 def test_per_kernel_roofline_titles_are_whole_and_inside_the_figure(monkeypatch):

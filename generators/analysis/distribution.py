@@ -75,3 +75,20 @@ def describe(values, bounds: tuple[float | None, float | None] | None = None) ->
         high_clipped=high_clipped,
         above_range=int((v > ceiling).sum()) if ceiling is not None else 0,
     )
+
+
+def stacked_histogram(groups, bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """Several groups' values in one histogram, stacked: ``(edges, tops)``.
+
+    ``bins`` bins of equal width over the range of all the groups' finite values together
+    (numpy's ``histogram``: each bin holds its left edge, the last one its right edge too);
+    ``tops[i]`` is the count of groups ``0..i`` in each bin, the top of group ``i``'s bar and
+    the bottom of the next one's. The same binning as matplotlib's ``hist(stacked=True)``,
+    whose bars are one artist each: the renderer draws these as one collection per group."""
+    arrays = [np.asarray(g, dtype=float) for g in groups]
+    values = np.concatenate(arrays) if arrays else np.empty(0)
+    values = values[np.isfinite(values)]
+    extent = (float(values.min()), float(values.max())) if len(values) else None
+    edges = np.histogram_bin_edges(values, bins, extent).astype(float)
+    counts = np.array([np.histogram(a, edges)[0] for a in arrays], dtype=float).reshape(len(arrays), len(edges) - 1)
+    return edges, counts.cumsum(axis=0)

@@ -31,6 +31,7 @@ from generators.catalog import Catalog
 from generators.errors import UserError
 from generators.pieces import Fragment
 from generators.quantity import Quantity
+from generators.render import figure_cache
 from generators.render.i18n import Translator, catalog_path
 from generators.settings import Settings
 from generators.spec import Model, Unit
@@ -301,7 +302,8 @@ class Runner:
             def render() -> Fragment:
                 render_options = {k: v for k, v in options.items() if k not in unit.model.options}
                 result = self._result(unit.model, {k: v for k, v in options.items() if k in unit.model.options})[1]
-                return _render_function(unit)(result, self.translator(language), render_options)
+                with figure_cache.into(self.cache, slot, self._code):  # its figures kept by what they draw
+                    return _render_function(unit)(result, self.translator(language), render_options)
 
             self._before_computing("fragments", slot, key)
             self._fragments[key] = self.cache.get_or_compute("fragments", slot, key, render)

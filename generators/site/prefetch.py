@@ -20,7 +20,7 @@ import logging
 import os
 import time
 import warnings
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from multiprocessing import get_context
@@ -170,6 +170,95 @@ def missing(runner: Runner, tasks: list[Task]) -> list[Task]:
     return out
 
 
+@dataclass
+class Job:
+    """What one worker does at a time: a task's result and facts (``language`` None), its
+    fragments in one ``language``, or the whole task (``whole``: a derived one)."""
+
+    task: Task
+    language: str | None = None
+    whole: bool = False
+    after: set[int] = field(default_factory=set)  # (indices of) the jobs that must be done first
+    group: frozenset = frozenset()  # the contents of the files it maps: one such job at a time
+
+    @property
+    def facts(self) -> bool:
+        return self.task.facts and (self.whole or self.language is None)
+
+    @property
+    def fragments(self) -> list[tuple[str, dict[str, str], str]]:
+        if self.whole:
+            return self.task.fragments
+        return [f for f in self.task.fragments if self.language is not None and f[2] == self.language]
+
+    def __str__(self) -> str:
+        part = "all" if self.whole else self.language or "result"
+        return f"{self.task.model} {self.task.options} ({part})"
+
+
+def jobs(runner: Runner, todo: list[Task]) -> list[Job]:
+    """``todo`` as jobs, in the order they should start, each with the jobs it waits for: the
+    results first, then the fragments, then the derived tasks; within each, the tasks with the
+    most fragments first, and versions whose mapped files are copies of another's last.
+
+    A task's result (with its facts) is one job and each language's fragments another, which
+    waits for it: the two languages' figures are drawn on two cores, and the last tasks of a
+    build do not leave one core idle while the other draws both. A derived task ("what
+    changed") is one job, after the results it is computed from. A result job whose model maps
+    a file of the same contents as one being read (a copy of a trace) waits until it is read,
+    and then finds the file's partial in the cache instead of reading it at the same moment."""
+    from generators.sections import MODELS
+
+    out: list[Job] = []
+    result_job: dict[tuple, int] = {}
+    base = sorted((t for t in todo if MODELS[t.model].uses is None), key=lambda t: -len(t.fragments))
+    groups = {id(t): _mapped_contents(runner, t) for t in base}
+    # the biggest first, but a version whose files are copies of an earlier one's after all the
+    # others: it reuses their partials and figures, and is short (the last jobs should be short)
+    seen: set[str] = set()
+    originals, copies = [], []
+    for t in base:
+        (copies if groups[id(t)] and groups[id(t)] <= seen else originals).append(t)
+        seen |= groups[id(t)]
+    base = originals + copies
+    for t in base:
+        result_job[(t.model, tuple(sorted(t.options.items())))] = len(out)
+        out.append(Job(t, group=groups[id(t)]))
+    for t in base:
+        result = result_job[(t.model, tuple(sorted(t.options.items())))]
+        for language in dict.fromkeys(lang for _, _, lang in t.fragments):
+            out.append(Job(t, language, after={result}))
+    for t in todo:
+        model = MODELS[t.model]
+        if model.uses is None:
+            continue
+        try:
+            used = [
+                (m.name, tuple(sorted(runner.resolve(m, o).items())))
+                for m, o in model.uses(runner.catalog, t.options).values()
+            ]
+            after = {result_job[key] for key in used if key in result_job}
+        except UserError:
+            after = set(result_job.values())  # the build says what is wrong; after every result
+        out.append(Job(t, whole=True, after=after))
+    return out
+
+
+def _mapped_contents(runner: Runner, task: Task) -> frozenset:
+    """The digests of the files the task's model maps one at a time (empty: it maps none)."""
+    from generators.cache import files_digest
+    from generators.sections import MODELS
+
+    spec = MODELS[task.model].per_file
+    if spec is None:
+        return frozenset()
+    try:
+        paths = spec.files(runner.catalog, task.options)
+    except (UserError, OSError):
+        return frozenset()
+    return frozenset(d for _, d in files_digest(paths, runner.catalog.root, runner.cache.index))
+
+
 def run(runner: Runner) -> None:
     """``Runner.prefetch``: plan, then compute what is missing on every core."""
     if runner.cache.root is None:
@@ -179,40 +268,62 @@ def run(runner: Runner) -> None:
     if workers < 2:
         return  # one task: the build does it where it stands
     log.info("computing %d report versions and sections on %d processes", len(todo), workers)
-    from generators.sections import MODELS
-
-    # models computed from other results ("what changed" between two versions) after those, or a
-    # worker would compute a version another one is computing; the biggest tasks first
-    derived = [t for t in todo if MODELS[t.model].uses is not None]
-    base = sorted((t for t in todo if MODELS[t.model].uses is None), key=lambda t: -len(t.fragments))
+    queue = jobs(runner, todo)
     try:
         # spawn: mkdocs serve has threads (its server, the file watcher), which fork would copy half-way
         with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-            for tasks in (base, derived):
-                for task, (seconds, caught) in zip(tasks, pool.map(_work, [runner.settings] * len(tasks), tasks)):
-                    log.debug("computed %s %s in %.1f s", task.model, task.options, seconds)
-                    for message in caught:
-                        logging.getLogger("py.warnings").warning(message)
+            _schedule(pool, workers, runner.settings, queue)
     except (BrokenProcessPool, OSError) as exc:  # a worker died or could not start: the build computes the rest
         log.info("the process pool stopped (%s): computing in the build's own process", exc)
 
 
-def _work(settings: Settings, task: Task) -> tuple[float, list[str]]:
-    """In a worker: the task's result, facts and fragments into the cache; (seconds, the warnings raised)."""
+def _schedule(pool: ProcessPoolExecutor, workers: int, settings: Settings, queue: list[Job]) -> None:
+    """Run ``queue`` with ``workers`` jobs at a time, each as soon as the jobs it waits for are
+    done, in the queue's order otherwise. Handed out one by one (not queued in the pool), so that
+    no worker takes a job whose results are still being computed by the other."""
+    done: set[int] = set()
+    read: set[str] = set()  # contents some finished job mapped: their partials are in the cache
+    waiting = dict(enumerate(queue))
+    running: dict[Future, int] = {}
+    while waiting or running:
+        busy = {g for i in running.values() for g in queue[i].group}
+        for i, job in list(waiting.items()):
+            if len(running) >= workers:
+                break
+            if job.after <= done and not (job.group - read) & busy:
+                running[pool.submit(_work, settings, job)] = i
+                busy |= job.group
+                del waiting[i]
+        if not running:  # waiting on jobs that cannot start (none here): leave them to the build
+            break
+        finished, _ = wait(running, return_when=FIRST_COMPLETED)
+        for future in finished:
+            i = running.pop(future)
+            done.add(i)
+            read |= queue[i].group
+            seconds, caught = future.result()
+            log.debug("computed %s in %.1f s", queue[i], seconds)
+            for message in caught:
+                logging.getLogger("py.warnings").warning(message)
+
+
+def _work(settings: Settings, job: Job) -> tuple[float, list[str]]:
+    """In a worker: the job's result, facts or fragments into the cache; (seconds, the warnings raised)."""
     from generators.sections import MODELS, UNITS
 
     start = time.monotonic()
     runner = Runner.for_settings(settings)
+    task, fragments = job.task, job.fragments
     model = MODELS[task.model]
     caught: list[str] = []
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         try:
-            if task.facts:
+            if job.facts:
                 runner.facts(model, task.options)
-            for unit, options, language in task.fragments:
+            for unit, options, language in fragments:
                 runner.fragment(UNITS[unit], options, language)
-            if not task.facts and not task.fragments:
+            if not job.facts and not fragments:
                 runner.result(model, task.options)
         except Exception:  # noqa: BLE001 - the build computes it again and reports it, naming the page
             pass

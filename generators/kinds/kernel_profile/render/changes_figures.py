@@ -38,20 +38,19 @@ def bars(c, tr: Translator, options: dict) -> object:
     if not top:
         return fragment()
     per_step = v.basis == "step"
-    with figures.style(tr.lang):
-        fig = figures.new_figure(7.5, 0.42 * len(top) + 1.3)
-        ax = fig.add_subplot()
-        y = np.arange(len(top))
-        before = [(_plain(r["time_before"]) or 0.0) * 1e-3 for r in top]
-        after = [(_plain(r["time_after"]) or 0.0) * 1e-3 for r in top]
-        ax.barh(y - 0.2, before, height=0.4, color=BEFORE, label=c.before)
-        ax.barh(y + 0.2, after, height=0.4, color=AFTER, label=c.after)
-        ax.set_yticks(y, [_name(r, tr) for r in top], fontsize=7)
-        ax.invert_yaxis()
-        label = N_("Time per step (µs)") if per_step else N_("Time in the range (µs)")
-        ax.set_xlabel(tr.gettext(label))
-        ax.legend(fontsize=8, loc="lower right")
-        svg = figures.to_svg(fig)
+    plan = figures.Plan("bars", 7.5, 0.42 * len(top) + 1.3, layout="constrained")
+    ax = plan.add_subplot()
+    y = np.arange(len(top))
+    before = [(_plain(r["time_before"]) or 0.0) * 1e-3 for r in top]
+    after = [(_plain(r["time_after"]) or 0.0) * 1e-3 for r in top]
+    ax.barh(y - 0.2, before, height=0.4, color=BEFORE, label=c.before)
+    ax.barh(y + 0.2, after, height=0.4, color=AFTER, label=c.after)
+    ax.set_yticks(y, [_name(r, tr) for r in top], fontsize=7)
+    ax.invert_yaxis()
+    label = N_("Time per step (µs)") if per_step else N_("Time in the range (µs)")
+    ax.set_xlabel(tr.gettext(label))
+    ax.legend(fontsize=8, loc="lower right")
+    svg = figures.svg(plan, tr.lang)
     caption = tr.gettext(
         N_(
             "The {n} kernels with the most time in either version: grey {before}, blue {after}. A kernel missing "
@@ -76,35 +75,32 @@ def roofline(c, tr: Translator, options: dict) -> object:
     xs = [*pairs["intensity_before"], *pairs["intensity_after"], *c.roofs["ridge_flop_per_byte"]]
     lo = 10 ** math.floor(math.log10(min(xs) / 2))
     hi = 10 ** math.ceil(math.log10(max(xs) * 4))
-    with figures.style(tr.lang):
-        fig = figures.new_figure()
-        ax = fig.add_subplot()
-        for i, dtype in enumerate(c.dtypes):
-            for source, style in (("spec", "-"), ("measured", "--")):
-                rows = c.roofs[(c.roofs["source"] == source) & (c.roofs["dtype"] == dtype)]
-                if rows.empty:
-                    continue
-                r = rows.iloc[0]
-                rx, ry = roof_line(r.peak_flop_per_s, r.bandwidth_bytes_per_s, lo, hi)
-                label = tr.gettext(ROOF_LABELS[source], dtype=L.precision(dtype, tr))
-                ax.plot(rx, np.array(ry) / 1e12, style, color=f"C{4 + i}", linewidth=1.2, label=label)
-        for r in pairs.itertuples():
-            x0, y0 = r.intensity_before, r.flop_per_s_before / 1e12
-            x1, y1 = r.intensity_after, r.flop_per_s_after / 1e12
-            ax.annotate(
-                "", xy=(x1, y1), xytext=(x0, y0), arrowprops={"arrowstyle": "->", "color": "#555555", "lw": 0.8}
-            )
-        ax.scatter(pairs["intensity_before"], pairs["flop_per_s_before"] / 1e12, s=16, facecolors="none",
-                   edgecolors=BEFORE, label=c.before, zorder=3)  # fmt: skip
-        ax.scatter(pairs["intensity_after"], pairs["flop_per_s_after"] / 1e12, s=16, color=AFTER, label=c.after,
-                   zorder=3)  # fmt: skip
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlim(lo, hi)
-        ax.set_xlabel(tr.gettext(N_("Arithmetic intensity (FLOP/byte of DRAM traffic)")))
-        ax.set_ylabel(tr.gettext(N_("Achieved throughput (TFLOP/s)")))
-        ax.legend(fontsize=7, loc="lower right")
-        svg = figures.to_svg(fig)
+    plan = figures.Plan("roofline", 7.5, 4.5, layout="constrained")
+    ax = plan.add_subplot()
+    for i, dtype in enumerate(c.dtypes):
+        for source, style in (("spec", "-"), ("measured", "--")):
+            rows = c.roofs[(c.roofs["source"] == source) & (c.roofs["dtype"] == dtype)]
+            if rows.empty:
+                continue
+            r = rows.iloc[0]
+            rx, ry = roof_line(r.peak_flop_per_s, r.bandwidth_bytes_per_s, lo, hi)
+            label = tr.gettext(ROOF_LABELS[source], dtype=L.precision(dtype, tr))
+            ax.plot(rx, np.array(ry) / 1e12, style, color=f"C{4 + i}", linewidth=1.2, label=label)
+    for r in pairs.itertuples():
+        x0, y0 = r.intensity_before, r.flop_per_s_before / 1e12
+        x1, y1 = r.intensity_after, r.flop_per_s_after / 1e12
+        ax.annotate("", xy=(x1, y1), xytext=(x0, y0), arrowprops={"arrowstyle": "->", "color": "#555555", "lw": 0.8})
+    ax.scatter(pairs["intensity_before"], pairs["flop_per_s_before"] / 1e12, s=16, facecolors="none",
+               edgecolors=BEFORE, label=c.before, zorder=3)  # fmt: skip
+    ax.scatter(pairs["intensity_after"], pairs["flop_per_s_after"] / 1e12, s=16, color=AFTER, label=c.after,
+               zorder=3)  # fmt: skip
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_xlabel(tr.gettext(N_("Arithmetic intensity (FLOP/byte of DRAM traffic)")))
+    ax.set_ylabel(tr.gettext(N_("Achieved throughput (TFLOP/s)")))
+    ax.legend(fontsize=7, loc="lower right")
+    svg = figures.svg(plan, tr.lang)
     caption = tr.gettext(
         N_(
             "{n} kernels with Nsight Compute metrics in both versions, each its profiled launches' FLOPs ÷ DRAM bytes "

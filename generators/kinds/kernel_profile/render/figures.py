@@ -16,9 +16,9 @@ import math
 import textwrap
 
 import numpy as np
-from matplotlib.figure import Figure as MplFigure
+from matplotlib.collections import PolyCollection
 
-from generators.analysis.distribution import TUKEY_K
+from generators.analysis.distribution import TUKEY_K, stacked_histogram
 from generators.analysis.ncu_metrics import LEVELS, PRECISIONS
 from generators.analysis.roofline import roof_line
 from generators.kinds.kernel_profile.analysis import HISTOGRAM_METRICS
@@ -42,6 +42,7 @@ DIMENSION = {"pct": "pct", "us": "ns", "gb_per_s": "bytes_per_s"}  # histogram u
 SOURCE_STYLE = {"spec": "-", "measured": "--"}
 PEAK_LABELS = {"spec": N_("{dtype} peak, spec"), "measured": N_("{dtype} peak, measured")}
 BANDWIDTH_LABELS = {"spec": N_("DRAM bandwidth, spec ({value})"), "measured": N_("DRAM bandwidth, measured ({value})")}
+HISTOGRAM_BINS = 20
 SCALE = {"pct": 1.0, "gb_per_s": 1e-9, "us": 1e-3}  # axis units of the histograms
 ROOF_GREY = "#444444"
 
@@ -115,22 +116,14 @@ def histograms(result, tr: Translator, options: dict) -> object:
             continue
         label, kind = L.METRIC_LABELS[column]
         groups = [known.loc[known["cls"] == c, column].dropna().to_numpy() * SCALE[kind] for c in classes]
-        with figures.style(tr.lang):
-            fig = _fixed_figure(6.0, 2.6, left=0.75, bottom=0.5)
-            ax = fig.add_subplot()
-            ax.hist(
-                groups,
-                bins=20,
-                stacked=True,
-                color=[CLASS_COLORS[c] for c in classes],
-                label=[L.cls(c, tr) for c in classes],
-                edgecolor="white",
-                linewidth=0.5,
-            )
-            ax.set_xlabel(header(label, kind, tr, percent=True))
-            ax.set_ylabel(tr.gettext(N_("Profiled launches")))
-            ax.legend(fontsize=7)
-            svg = figures.to_svg(fig)
+        edges, tops = stacked_histogram(groups, HISTOGRAM_BINS)
+        plan = _fixed_plan(f"hist-{column}", 6.0, 2.6, left=0.75, bottom=0.5)
+        ax = plan.add_subplot()
+        ax.draw_with(_stacked_bars, edges, tops, [CLASS_COLORS[c] for c in classes], [L.cls(c, tr) for c in classes])
+        ax.set_xlabel(header(label, kind, tr, percent=True))
+        ax.set_ylabel(tr.gettext(N_("Profiled launches")))
+        ax.legend(fontsize=7)
+        svg = figures.svg(plan, tr.lang)
         alt = tr.gettext(N_("Histogram of {metric} over the profiled launches"), metric=tr.gettext(label))
         rows = known[[column, "cls"]].dropna().itertuples(index=False, name=None)
         data = (("value", "class"), *((float(x), c) for x, c in rows))
@@ -138,14 +131,48 @@ def histograms(result, tr: Translator, options: dict) -> object:
     return fragment(*out)
 
 
-def _fixed_figure(width_in: float, height_in: float, left: float, bottom: float, top: float = 0.15, **space):
-    """A figure with fixed margins (inches) instead of constrained layout: these figures are
-    alike, and solving their layout took a third of their drawing time."""
-    fig = MplFigure(figsize=(width_in, height_in))
-    fig.subplots_adjust(
+def _stacked_bars(ax, edges, tops, colors: list[str], labels: list[str]) -> None:
+    """A stacked histogram's bars (``distribution.stacked_histogram``), one collection of
+    rectangles per class. What ``ax.hist(stacked=True)`` draws - the same rectangles, colours,
+    white edges, legend entries and axis limits (from 0, as under bars) - but ``hist`` makes
+    one artist per bar, and adding and drawing them was a third of the histograms' time."""
+    left, right = edges[:-1], edges[1:]
+    bottom = np.zeros(len(left))
+    for i, (top, color, label) in enumerate(zip(tops, colors, labels)):
+        corners = [(left, bottom), (right, bottom), (right, top), (left, top)]
+        bars = PolyCollection(
+            np.stack([np.column_stack(c) for c in corners], axis=1),
+            facecolors=color,
+            edgecolors="white",
+            linewidths=0.5,
+            joinstyle="miter",
+            label=label,
+        )
+        if i == 0:
+            bars.sticky_edges.y.append(0)
+        ax.add_collection(bars)
+        bottom = top
+
+
+def _title(ax, text: str, **kwargs) -> None:
+    """``ax.set_title`` at its default height (the top of the axes plus the title's pad), given
+    explicitly: otherwise matplotlib measures every y tick label again at each draw to see
+    whether an offset text ("1e9") would run into the title - these log axes have none - and
+    that took a seventh of the rooflines' drawing time."""
+    ax.set_title(text, y=1.0, **kwargs)
+
+
+def _fixed_plan(
+    name: str, width_in: float, height_in: float, left: float, bottom: float, top: float = 0.15, **space
+) -> figures.Plan:
+    """A figure (as a plan: ``figures.svg`` keeps it by what it draws) with fixed margins
+    (inches) instead of constrained layout: these figures are alike, and solving their layout
+    took a third of their drawing time."""
+    plan = figures.Plan(name, width_in, height_in)
+    plan.subplots_adjust(
         left=left / width_in, right=1 - 0.15 / width_in, bottom=bottom / height_in, top=1 - top / height_in, **space
     )
-    return fig
+    return plan
 
 
 def _tb(bytes_per_s: float, tr: Translator) -> str:
@@ -260,24 +287,24 @@ def roofline(result, tr: Translator, options: dict) -> object:
     useful = known.loc[known["useful_intensity"] > 0, "useful_intensity"] if "useful_intensity" in known else []
     positive = known.loc[known["intensity"] > 0, "intensity"]
     lo, hi = _axis_range([*positive[np.isfinite(positive)], *useful, *ridges])
-    with figures.style(tr.lang):
-        fig = _fixed_figure(7.5, 4.8, left=0.8, bottom=0.55, top=0.35)
-        ax = fig.add_subplot()
-        _roofs(ax, result, dtypes, lo, hi, tr)
-        if "useful_flop" in known:
-            _useful(ax, known, tr)
-        _points(ax, known, "intensity", "flop_per_s", tr, 1e-12)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel(tr.gettext(N_("Arithmetic intensity (FLOP/byte of DRAM traffic)")))
-        ax.set_ylabel(tr.gettext(N_("Achieved throughput (TFLOP/s)")))
-        ax.set_title(
-            tr.gettext(
-                N_("Roofline of the profiled launches on the {gpu}"), gpu=result.gpu.text("short_name", tr.language)
-            )
-        )
-        ax.legend(fontsize=7, loc="lower right")
-        svg = figures.to_svg(fig)
+    plan = _fixed_plan("roofline", 7.5, 4.8, left=0.8, bottom=0.55, top=0.35)
+    ax = plan.add_subplot()
+    _roofs(ax, result, dtypes, lo, hi, tr)
+    if "useful_flop" in known:
+        _useful(ax, known, tr)
+    _points(ax, known, "intensity", "flop_per_s", tr, 1e-12)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(tr.gettext(N_("Arithmetic intensity (FLOP/byte of DRAM traffic)")))
+    ax.set_ylabel(tr.gettext(N_("Achieved throughput (TFLOP/s)")))
+    _title(
+        ax,
+        tr.gettext(
+            N_("Roofline of the profiled launches on the {gpu}"), gpu=result.gpu.text("short_name", tr.language)
+        ),
+    )
+    ax.legend(fontsize=7, loc="lower right")
+    svg = figures.svg(plan, tr.lang)
     caption = tr.gettext(
         N_(
             "Filled dots: executed FLOPs as Nsight Compute counts them (the tensor pipes' operations, rows "
@@ -328,59 +355,58 @@ def roofline_hierarchical(result, tr: Translator, options: dict) -> object:
     peak = float(spec["peak_flop_per_s"].iloc[0]) if len(spec) else None
     ridges = [peak / r.bandwidth_bytes_per_s for r in v.level_roofs.itertuples()] if peak else []
     lo, hi = _axis_range([*xs, *ridges])
-    with figures.style(tr.lang):
-        fig = _fixed_figure(7.5, 4.8, left=0.8, bottom=0.55, top=0.35)
-        ax = fig.add_subplot()
-        for r in v.level_roofs.itertuples():
-            color, _ = LEVEL_STYLE[r.level]
-            x1 = min(peak / r.bandwidth_bytes_per_s, hi) if peak else hi
-            label = tr.gettext(
-                N_("{level} bandwidth ({value})"),
-                level=L.level(r.level, tr),
-                value=_tb(r.bandwidth_bytes_per_s, tr),
-            )
-            ax.plot(
-                [lo, x1],
-                [lo * r.bandwidth_bytes_per_s / 1e12, x1 * r.bandwidth_bytes_per_s / 1e12],
-                "-",
-                color=color,
-                linewidth=1.2,
-                label=label,
-            )
-        if peak:
-            ax.plot(
-                [min(ridges), hi],
-                [peak / 1e12] * 2,
-                "-",
-                color=_color(dtype),
-                linewidth=1.3,
-                label=tr.gettext(PEAK_LABELS["spec"], dtype=L.precision(dtype, tr)),
-            )
-        for level in LEVELS:
-            color, marker = LEVEL_STYLE[level]
-            pts = known[(known[x_of[level]] > 0) & np.isfinite(known[x_of[level]])]
-            ax.scatter(
-                pts[x_of[level]],
-                pts[y_col] / 1e12,
-                s=18,
-                marker=marker,
-                facecolors="white",
-                edgecolors=color,
-                linewidths=1.0,
-                zorder=3,
-                label=tr.gettext(N_("launches, {level} bytes"), level=L.level(level, tr)),
-            )
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        if useful:
-            ax.set_xlabel(tr.gettext(N_("Useful FLOPs per byte moved at each level")))
-            ax.set_ylabel(tr.gettext(N_("Useful throughput (TFLOP/s)")))
-        else:
-            ax.set_xlabel(tr.gettext(N_("Executed FLOPs per byte moved at each level")))
-            ax.set_ylabel(tr.gettext(N_("Executed throughput (TFLOP/s)")))
-        ax.set_title(tr.gettext(N_("Hierarchical roofline: L1, L2 and DRAM")))
-        ax.legend(fontsize=7, loc="upper left")
-        svg = figures.to_svg(fig)
+    plan = _fixed_plan("roofline-hierarchical", 7.5, 4.8, left=0.8, bottom=0.55, top=0.35)
+    ax = plan.add_subplot()
+    for r in v.level_roofs.itertuples():
+        color, _ = LEVEL_STYLE[r.level]
+        x1 = min(peak / r.bandwidth_bytes_per_s, hi) if peak else hi
+        label = tr.gettext(
+            N_("{level} bandwidth ({value})"),
+            level=L.level(r.level, tr),
+            value=_tb(r.bandwidth_bytes_per_s, tr),
+        )
+        ax.plot(
+            [lo, x1],
+            [lo * r.bandwidth_bytes_per_s / 1e12, x1 * r.bandwidth_bytes_per_s / 1e12],
+            "-",
+            color=color,
+            linewidth=1.2,
+            label=label,
+        )
+    if peak:
+        ax.plot(
+            [min(ridges), hi],
+            [peak / 1e12] * 2,
+            "-",
+            color=_color(dtype),
+            linewidth=1.3,
+            label=tr.gettext(PEAK_LABELS["spec"], dtype=L.precision(dtype, tr)),
+        )
+    for level in LEVELS:
+        color, marker = LEVEL_STYLE[level]
+        pts = known[(known[x_of[level]] > 0) & np.isfinite(known[x_of[level]])]
+        ax.scatter(
+            pts[x_of[level]],
+            pts[y_col] / 1e12,
+            s=18,
+            marker=marker,
+            facecolors="white",
+            edgecolors=color,
+            linewidths=1.0,
+            zorder=3,
+            label=tr.gettext(N_("launches, {level} bytes"), level=L.level(level, tr)),
+        )
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    if useful:
+        ax.set_xlabel(tr.gettext(N_("Useful FLOPs per byte moved at each level")))
+        ax.set_ylabel(tr.gettext(N_("Useful throughput (TFLOP/s)")))
+    else:
+        ax.set_xlabel(tr.gettext(N_("Executed FLOPs per byte moved at each level")))
+        ax.set_ylabel(tr.gettext(N_("Executed throughput (TFLOP/s)")))
+    _title(ax, tr.gettext(N_("Hierarchical roofline: L1, L2 and DRAM")))
+    ax.legend(fontsize=7, loc="upper left")
+    svg = figures.svg(plan, tr.lang)
     with_useful = N_(
         "Each GEMM and attention launch three times, at its useful FLOPs (from the shapes) over the bytes "
         "it moved at L1, L2 and DRAM; the diagonals are the levels' peak bandwidths ({sources}), the "
@@ -422,18 +448,17 @@ def roofline_normalized(result, tr: Translator, options: dict) -> object:
     xs = points.loc[points["x"] > 0, "x"]
     lo = 10 ** math.floor(math.log10(min([*xs, 0.1]) / 2))
     roof_x, roof_y = roof_line(1.0, 1.0, lo, 100.0)  # peak 1, bandwidth 1: the roof min(1, x)
-    with figures.style(tr.lang):
-        fig = _fixed_figure(7.5, 4.0, left=0.85, bottom=0.55, top=0.35)
-        ax = fig.add_subplot()
-        ax.plot(roof_x, roof_y, "-", color="black", linewidth=1.3, label=tr.gettext(N_("roof: min(1, x)")))
-        _points(ax, points, "x", "y", tr)
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlabel(tr.gettext(N_("Intensity ÷ ridge point of the launch's precision")))
-        ax.set_ylabel(tr.gettext(N_("FLOP/s ÷ peak of the launch's precision")))
-        ax.set_title(tr.gettext(N_("Normalized roofline (specification peaks)")))
-        ax.legend(fontsize=7, loc="lower right")
-        svg = figures.to_svg(fig)
+    plan = _fixed_plan("roofline-normalized", 7.5, 4.0, left=0.85, bottom=0.55, top=0.35)
+    ax = plan.add_subplot()
+    ax.plot(roof_x, roof_y, "-", color="black", linewidth=1.3, label=tr.gettext(N_("roof: min(1, x)")))
+    _points(ax, points, "x", "y", tr)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel(tr.gettext(N_("Intensity ÷ ridge point of the launch's precision")))
+    ax.set_ylabel(tr.gettext(N_("FLOP/s ÷ peak of the launch's precision")))
+    _title(ax, tr.gettext(N_("Normalized roofline (specification peaks)")))
+    ax.legend(fontsize=7, loc="lower right")
+    svg = figures.svg(plan, tr.lang)
     caption = tr.gettext(
         N_(
             "Every precision on one roof: left of x = 1 the memory bandwidth limits, right of it the compute "
@@ -466,41 +491,38 @@ def roofline_kernels(result, tr: Translator, options: dict) -> object:
     cols = 2
     rows = math.ceil(len(top) / cols)
     launches = v.launches
-    with figures.style(tr.lang):
-        fig = _fixed_figure(7.5, 2.6 * rows, left=0.85, bottom=0.6, top=0.45, hspace=0.62, wspace=0.22)
-        for i, r in enumerate(top.itertuples()):
-            ax = fig.add_subplot(rows, cols, i + 1)
-            mine = (
-                None
-                if launches is None
-                else launches[(launches["trace_name"] == r.name) & (launches["cls"] != "unknown")]
-            )
-            dtype = r.ridge_dtype
-            title = f"#{tr.integer(r.rank)} {L.friendly_text(r, tr)} · {L.precision(dtype, tr)}"
-            ax.set_title("\n".join(textwrap.wrap(title, 44)[:3]), fontsize=7.5)
-            lo, hi = _panel_range(result, dtype, mine)
-            _roofs(ax, result, [dtype], lo, hi, tr, labels=False)
-            if mine is None or mine.empty:
-                ax.text(0.5, 0.5, tr.gettext(N_("no metrics")), transform=ax.transAxes, ha="center")
-            else:
-                if "useful_flop" in mine:
-                    _useful(ax, mine, tr, legend=False)
-                if _points(ax, mine, "intensity", "flop_per_s", tr, 1e-12, legend=False) == len(mine):
-                    ax.text(
-                        0.5,
-                        0.5,
-                        tr.gettext(N_("no FLOPs: nothing to draw on log axes")),
-                        transform=ax.transAxes,
-                        ha="center",
-                        fontsize=8,
-                    )
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.minorticks_off()  # minor ticks of ten panels' log axes would make the SVG large
-            ax.tick_params(labelsize=7)
-        fig.supxlabel(tr.gettext(N_("Arithmetic intensity (FLOP/byte of DRAM traffic)")), fontsize=9)
-        fig.supylabel(tr.gettext(N_("Achieved throughput (TFLOP/s)")), fontsize=9)
-        svg = figures.to_svg(fig)
+    plan = _fixed_plan("roofline-kernels", 7.5, 2.6 * rows, left=0.85, bottom=0.6, top=0.45, hspace=0.62, wspace=0.22)
+    for i, r in enumerate(top.itertuples()):
+        ax = plan.add_subplot(rows, cols, i + 1)
+        mine = (
+            None if launches is None else launches[(launches["trace_name"] == r.name) & (launches["cls"] != "unknown")]
+        )
+        dtype = r.ridge_dtype
+        title = f"#{tr.integer(r.rank)} {L.friendly_text(r, tr)} · {L.precision(dtype, tr)}"
+        _title(ax, "\n".join(textwrap.wrap(title, 44)[:3]), fontsize=7.5)
+        lo, hi = _panel_range(result, dtype, mine)
+        _roofs(ax, result, [dtype], lo, hi, tr, labels=False)
+        if mine is None or mine.empty:
+            ax.text(0.5, 0.5, tr.gettext(N_("no metrics")), transform=ax.transAxes, ha="center")
+        else:
+            if "useful_flop" in mine:
+                _useful(ax, mine, tr, legend=False)
+            if _points(ax, mine, "intensity", "flop_per_s", tr, 1e-12, legend=False) == len(mine):
+                ax.text(
+                    0.5,
+                    0.5,
+                    tr.gettext(N_("no FLOPs: nothing to draw on log axes")),
+                    transform=ax.transAxes,
+                    ha="center",
+                    fontsize=8,
+                )
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.minorticks_off()  # minor ticks of ten panels' log axes would make the SVG large
+        ax.tick_params(labelsize=7)
+    plan.supxlabel(tr.gettext(N_("Arithmetic intensity (FLOP/byte of DRAM traffic)")), fontsize=9)
+    plan.supylabel(tr.gettext(N_("Achieved throughput (TFLOP/s)")), fontsize=9)
+    svg = figures.svg(plan, tr.lang)
     caption = tr.gettext(
         N_(
             "One panel per top kernel, titled with its rank, its name and the precision of its roofs "
