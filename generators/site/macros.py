@@ -145,9 +145,11 @@ def define_env(env) -> None:
 
     @env.macro
     @naming_the_page
-    def claim(condition: str, model: str | None = None, **options) -> str:
+    def claim(condition: str, model: str | None = None, covers: str = "", **options) -> str:
         """A checked claim (``generators.claims``): the build fails when ``condition`` does not
-        hold for the facts of ``model`` (default: the page's report's model)."""
+        hold for the facts of ``model`` (default: the page's report's model). ``covers`` names the
+        word classes of its sentence that the condition states (``"quantifier cause comparison"``;
+        ``generators.checks.claims`` checks that every class the sentence's words show is covered)."""
         if model is None:
             report = (env.page.meta or {}).get("report")
             if not report:
@@ -158,6 +160,8 @@ def define_env(env) -> None:
         m = MODELS[model]
         facts = runner.facts(m, page_options(m, options))
         marker = f'data-claim="{html.escape(condition)}" data-anchor="{claims.anchor(condition)}"'
+        if covers:
+            marker += f' data-covers="{html.escape(" ".join(covers.replace(",", " ").split()))}"'
         if claims.evaluate(condition, {k: q.value for k, q in facts.items()}):
             return f'<span class="ps-claim" {marker}></span>'
         shown = ", ".join(f"{n} = {facts[n].value:.6g}" for n in claims.names(condition) if n in facts)
@@ -233,6 +237,12 @@ def define_env(env) -> None:
             model = kind_model(str(report))
         m = MODELS[model]
         return name in runner.facts(m, page_options(m, options))
+
+    @env.macro
+    def method(what: str = "method") -> str:
+        """Marks the sentence before it as method, definition or procedure (no claim needed:
+        ``generators.checks.claims``); ``what`` is ``method``, ``definition`` or ``page``."""
+        return f'<span class="ps-method" data-method="{html.escape(what)}"></span>'
 
     @env.macro
     def lit(text) -> str:
