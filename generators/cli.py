@@ -23,6 +23,7 @@ COMMANDS = {
     "check-parity": "generators.commands.check_parity",
     "check-literals": "generators.commands.check_literals",
     "check-typography": "generators.commands.check_typography",
+    "check-claims": "generators.commands.check_claims",
     "roofline": "generators.commands.roofline",
     "review": "generators.commands.review",
     "review-check": "generators.commands.review_check",
