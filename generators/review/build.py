@@ -89,6 +89,7 @@ class ReviewBuild:
     filed: list[str] = field(default_factory=list)  # the automated reviewer's summaries, for a log
     _reviewer: reviewer.Reviewer | None = None
     _texts: Memo | None = None
+    _translate: object = None  # lang -> Translator (the review server's); None: the runner's
 
     @classmethod
     def start(cls, settings: Settings, runner: Runner | None = None) -> ReviewBuild:
@@ -122,6 +123,8 @@ class ReviewBuild:
         return self._reviewer
 
     def translator(self, lang: str) -> Translator:
+        if self._translate is not None:
+            return self._translate(lang)
         return self.reviewer().runner.translator(lang)
 
     # -- pages ---------------------------------------------------------------------------------
@@ -299,3 +302,44 @@ class ReviewBuild:
         if text.count(slot) != 1:
             raise RuntimeError(f"{path}: expected one review marker, found {text.count(slot)}")
         path.write_text(text.replace(slot, content), encoding="utf-8")
+
+
+# -- the review server: panels and the dashboard from the thread files as they are now ----------
+def _live(settings: Settings, found, written, threads: list[Thread], translate) -> ReviewBuild | None:
+    """A ReviewBuild over the pages the last build wrote (``written``: generators.site.live's
+    ``review``) and ``threads``: the same placement and rendering as a build's, no rebuild."""
+    if written is None:
+        return None
+    build = ReviewBuild(settings, found, Catalog(settings.data_dir, settings.codes))
+    build.records = dict(written.records)
+    build.dashboards = {lang: (dest, url) for lang, (dest, url, _) in written.dashboards.items()}
+    build.threads = threads
+    build._translate = translate
+    return build
+
+
+def live_panel(settings, found, written, threads, key, translate) -> tuple[str, dict[str, int]] | None:
+    """(panel HTML, counts by shown status) of page ``key`` = (page, version or None, lang)."""
+    build = _live(settings, found, written, threads, translate)
+    if build is None:
+        return None
+    page, version, lang = key
+    record = next(
+        (r for k, r in build.records.items() if k[0] == page and k[2] == lang and (version is None or k[1] == version)),
+        None,
+    )
+    if record is None:
+        return None
+    entries = build.place_all()
+    here = (record.key, record.version, record.lang)
+    shown = [entry.shown for entry, places in entries.values() if here in places]
+    counts = {s: shown.count(s) for s in view.STATUS}
+    return build._panel(record, entries), counts
+
+
+def live_dashboard(settings, found, written, threads, lang: str, translate) -> str | None:
+    build = _live(settings, found, written, threads, translate)
+    if build is None or lang not in build.dashboards:
+        return None
+    entries = build.place_all()
+    return dashboard.dashboard_html([e for e, _ in entries.values()], build.translator(lang), build.dashboards[lang][1])
