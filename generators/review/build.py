@@ -41,6 +41,7 @@ SLOT = '<div class="ps-review-slot"></div>'
 DASHBOARD_SLOT = '<div class="ps-dashboard-slot"></div>'
 log = logging.getLogger("profsite.review")
 OUTDATED = N_("written on {version}; not found on the latest version")
+ORPHANED = N_("its place is no longer on the page of {version}")
 
 
 class ReviewFront(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -250,6 +251,8 @@ class ReviewBuild:
                     status, note = "outdated", OUTDATED
             elif not own:
                 status, note = ("outdated", OUTDATED) if thread.status == "open" else (thread.status, None)
+            elif thread.status == "open" and places and not any(p.placed for p in places.values()):
+                note = ORPHANED  # its quote or anchor is gone from the page it was written on
             group = groups.get((key, shown_version), {})
             entry = dashboard.Entry(
                 thread=thread,
@@ -273,9 +276,17 @@ class ReviewBuild:
                 continue
             place = places[here]
             what = record.text.anchors.get(place.anchor) if place.anchor else None
+            label = getattr(record.text, "labels", {}).get(place.anchor) if place.anchor else None
             threads.append(
                 view.thread_html(
-                    entry.thread, place, tr, names, page_version=record.version, what=what, status=entry.shown
+                    entry.thread,
+                    place,
+                    tr,
+                    names,
+                    page_version=record.version,
+                    what=what,
+                    status=entry.shown,
+                    label=label,
                 )
             )
             shown.append((entry.thread, entry.shown))
