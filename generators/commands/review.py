@@ -25,6 +25,10 @@ HELP = "serve the site on 127.0.0.1 with live rebuilds and the review API (comme
 
 
 def add_arguments(parser) -> None:
+    parser.add_argument("action", nargs="?", choices=["import-giscus"],
+                        help="import-giscus FILE: write thread files from a saved GitHub GraphQL answer "
+                        "(README: Reviews)")  # fmt: skip
+    parser.add_argument("file", nargs="?", type=Path, help="import-giscus: the saved answer (JSON)")
     parser.add_argument("--port", type=int, default=8001, help="port (default: 8001)")
     parser.add_argument("--bind", default="127.0.0.1", help="address to listen on (default: 127.0.0.1; "
                         "another needs --tokens)")  # fmt: skip
@@ -39,6 +43,11 @@ def add_arguments(parser) -> None:
 def run(args) -> int:
     from generators.commands.build_site import find_user_error
     from generators.review import server
+
+    if args.action == "import-giscus":
+        return import_giscus(args)
+    if args.file is not None:
+        raise UserError(None, f"{args.file}: a file is read only by `review import-giscus FILE`")
 
     if not 0 < args.port < 65536:
         raise UserError(None, f"--port {args.port}: not a port number")
@@ -92,4 +101,20 @@ def run(args) -> int:
         if user is not None:
             raise user from None
         raise
+    return 0
+
+
+def import_giscus(args) -> int:
+    from generators.review import giscus
+    from generators.settings import Settings
+
+    if args.file is None:
+        raise UserError(None, "review import-giscus FILE: the saved GraphQL answer is needed")
+    if not args.config_file.is_file():
+        raise UserError(args.config_file, "mkdocs configuration not found")
+    settings = Settings.load(args.config_file)
+    done = giscus.import_file(args.file, settings)
+    for title in done.skipped:
+        print(f"skipped: discussion {title!r} is not a page key of this site")
+    print(f"giscus: {done.summary()} in {settings.reviews_dir}")
     return 0
