@@ -284,6 +284,9 @@
     name.placeholder = label("author");
     name.value = author();
     name.required = state.reviewer === null;
+    name.addEventListener("input", function () {
+      if (state.reviewer === null) stored("profsite-review-author", name.value);
+    });
     if (state.reviewer !== null) {
       name.readOnly = true;
       name.hidden = true;
