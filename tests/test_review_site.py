@@ -281,7 +281,7 @@ def test_a_reviewer_comments_replies_and_resolves_in_both_languages(browser_flow
         assert browser_flow[f"{lang}-no-reload"] is True
         assert browser_flow[f"{lang}-scripts"] == 0
         # the row is named by its table's heading and its text cells, not by its cells run together
-        heading = {"en": "Top kernels", "zh": "主要内核"}[lang]
+        heading = {"en": "Top kernels", "zh": "耗时最多的内核"}[lang]
         assert f"“{heading}”" in browser_flow[f"{lang}-row-composer"], browser_flow[f"{lang}-row-composer"]
         assert f"“{heading}”" in browser_flow[f"{lang}-row-where"], browser_flow[f"{lang}-row-where"]
         assert " · " in browser_flow[f"{lang}-row-where"]
