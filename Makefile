@@ -32,11 +32,14 @@ build: $(STAMP)
 serve: $(STAMP)
 	PYTHONDONTWRITEBYTECODE=1 NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dirty
 
-# Review: `make serve` plus the review API on 127.0.0.1:$(REVIEW_PORT) - select text or click a table
-# row or figure, comment, reply, resolve; the threads are written to reviews/ (README: Reviews).
+# Review: the site as `make serve` builds it, served by waitress with the review API on
+# 127.0.0.1:$(REVIEW_PORT) - select text or a row's or figure's comment button, comment, reply,
+# resolve; the threads are written to reviews/ (README: Reviews). REVIEW_ARGS: e.g.
+# "--bind 10.0.0.5 --tokens reviewers.txt --public-origin https://review.example.org".
 REVIEW_PORT ?= 8001
+REVIEW_ARGS ?=
 review: $(STAMP)
-	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python -m generators review --port $(REVIEW_PORT)
+	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python -m generators review --port $(REVIEW_PORT) $(REVIEW_ARGS)
 
 # The automated reviewer on its own (it also runs in every build): findings -> threads in reviews/.
 review-check: $(STAMP)

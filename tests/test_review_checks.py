@@ -275,3 +275,37 @@ def store_replace(thread, **changes):
     from msgspec.structs import replace
 
     return replace(thread, **changes)
+
+
+def test_a_resolve_sticks_until_the_findings_facts_change_and_wording_alone_posts_nothing(tmp_path):
+    """The automated reviewer without a built site: a reviewer's resolve stays; a reworded
+    comment (the same facts) is not re-posted; new facts reopen with a new comment; a
+    finding the bot resolved as gone reopens when it is back."""
+    settings = dataclasses.replace(project.settings(), reviews_dir=tmp_path / "reviews")
+    rv = reviewer.for_settings(settings, pages.scan(settings))
+    root = settings.reviews_dir
+    finding = Finding("table-percent", "table-percent:z", PAGE, "v1", "u/t/r", text(SOURCE_MESSAGE, row="z"))
+
+    def doc():
+        (path,) = store.files(root)
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+    rv.file([finding], reviewer.DATA_CHECKS)
+    assert doc()["check"]["facts"] and len(doc()["comments"]) == 1
+    store.update(root, finding.thread_id, lambda t: store.change(t, "resolved", "alice", "2026-05-02T10:00:00Z"))
+    assert rv.file([finding], reviewer.DATA_CHECKS).summary() == "0 opened, 0 updated, 0 resolved"
+    assert doc()["status"] == "resolved"
+    # the catalog words the same finding differently now: the stored comment is the old wording
+    reworded = lambda t: replace(t, comments=[replace(t.comments[0], body="Old wording.")])  # noqa: E731
+    store.update(root, finding.thread_id, reworded)
+    rv.file([finding], reviewer.DATA_CHECKS)
+    assert doc()["status"] == "resolved" and [c["body"] for c in doc()["comments"]] == ["Old wording."]
+    moved = dataclasses.replace(finding, text=text(SOURCE_MESSAGE, row="z2"))  # its facts changed
+    rv.file([moved], reviewer.DATA_CHECKS)
+    got = doc()
+    assert got["status"] == "open" and len(got["comments"]) == 2 and "z2" in got["comments"][1]["body"]
+    assert [(h["status"], h["author"]) for h in got["history"]] == [("resolved", "alice"), ("open", "profsite-check")]
+    rv.file([], reviewer.DATA_CHECKS)  # gone: the bot resolves it
+    assert doc()["status"] == "resolved" and doc()["history"][-1]["author"] == "profsite-check"
+    rv.file([moved], reviewer.DATA_CHECKS)  # back, the same facts: it reopens
+    assert doc()["status"] == "open" and len(doc()["comments"]) == 4

@@ -245,8 +245,13 @@ def browser_flow(review_server, review_project):
             seen[f"{lang}-quote"] = (quote, _beside(page, quote))
 
             row = page.locator(f'tr[data-anchor="{review_project["row"]}"] td').first
-            row.click()
+            row.click()  # a click on a row (to copy a number) opens nothing
+            assert page.locator(".ps-composer").count() == 0
+            row.hover()
+            page.click(".ps-row-button")
+            seen[f"{lang}-row-composer"] = page.inner_text(".ps-composer__target")
             seen[f"{lang}-row"] = (_compose(page, "row-reviewer", f"Row comment ({lang})"), None)
+            seen[f"{lang}-row-where"] = page.inner_text(f"#thread-{seen[f'{lang}-row'][0]} .ps-thread__where")
             seen[f"{lang}-row"] = (seen[f"{lang}-row"][0], _beside(page, seen[f"{lang}-row"][0]))
 
             page.locator("figure[data-anchor] .ps-comment-figure").first.click()
@@ -264,7 +269,10 @@ def test_the_server_binds_127_0_0_1_and_marks_its_pages(review_server):
     base, log = review_server
     assert f"Serving on {base}/" in log.read_text()
     with urllib.request.urlopen(f"{base}/{PAGE}/") as r:
-        assert b'<meta name="profsite-review-api" content="/api/threads">' in r.read()
+        page = r.read().decode()
+        assert r.headers["Server"] == "profsite-review"  # waitress, not mkdocs' wsgiref server
+    assert '<meta name="profsite-review-api" content="/api/threads">' in page
+    assert re.search(r'<meta name="profsite-csrf" content="[A-Za-z0-9_-]{40,}">', page)
 
 
 def test_a_reviewer_comments_replies_and_resolves_in_both_languages(browser_flow, review_project):
@@ -272,6 +280,11 @@ def test_a_reviewer_comments_replies_and_resolves_in_both_languages(browser_flow
     for lang in ("en", "zh"):
         assert browser_flow[f"{lang}-no-reload"] is True
         assert browser_flow[f"{lang}-scripts"] == 0
+        # the row is named by its table's heading and its text cells, not by its cells run together
+        heading = {"en": "Top kernels", "zh": "耗时最多的内核"}[lang]
+        assert f"“{heading}”" in browser_flow[f"{lang}-row-composer"], browser_flow[f"{lang}-row-composer"]
+        assert f"“{heading}”" in browser_flow[f"{lang}-row-where"], browser_flow[f"{lang}-row-where"]
+        assert " · " in browser_flow[f"{lang}-row-where"]
         quote_id, quote_at = browser_flow[f"{lang}-quote"]
         assert quote_at["tag"] == "P" and ("dispatch-bound" in quote_at["text"] or "主机端下发" in quote_at["text"])
         _, row_at = browser_flow[f"{lang}-row"]
@@ -296,6 +309,80 @@ def test_a_reviewer_comments_replies_and_resolves_in_both_languages(browser_flow
             {"type": "CssSelector", "value": f'[data-anchor="{review_project["row"]}"]'}
         ]
         assert docs[f"{lang}-figure"]["target"]["selector"][0]["value"].startswith('[data-anchor="kernel_profile.')
+
+
+ATTACKER = """<!doctype html><meta charset="utf-8"><title>elsewhere</title>
+<form id="f" method="POST" enctype="text/plain" action="{api}">
+<input name='{{"page":"hardware","lang":"en","body":"form","author":"x","pad":"' value='"}}'></form>
+<script>
+window.results = [];
+const body = JSON.stringify({{page: "hardware", lang: "en", body: "fetch", author: "x"}});
+Promise.allSettled([
+  fetch("{api}", {{method: "POST", mode: "no-cors", headers: {{"Content-Type": "text/plain"}}, body}}),
+  fetch("{api}", {{method: "POST", headers: {{"Content-Type": "application/json"}}, body}}),
+]).then(r => {{ window.results = r.map(x => x.status); document.getElementById("f").submit(); }});
+</script>"""
+
+
+@needs_chromium
+def test_another_origins_fetch_and_form_write_nothing(review_server, review_project, tmp_path):
+    """A page of another origin (127.0.0.1 on another port) posts to the API with fetch (a
+    simple request and a JSON one) and with an HTML form, in Chromium: nothing is written."""
+    base, _ = review_server
+    before = sorted(p.name for p in store.files(review_project["reviews"]))
+    (tmp_path / "index.html").write_text(ATTACKER.format(api=f"{base}/api/threads"), encoding="utf-8")
+    with serve(tmp_path) as evil, chromium() as browser:
+        assert evil != base
+        page = browser.new_page()
+        answers = []
+        page.on("response", lambda r: r.url.startswith(base) and answers.append(r.status))
+        page.goto(evil + "/", wait_until="load")
+        page.wait_for_url(f"{base}/api/threads", timeout=15_000)  # the form was sent
+        assert "Content-Type" in page.evaluate("() => document.body.innerText")  # the JSON refusal, as text
+    assert answers and all(code in (403, 405, 415) for code in answers), answers
+    assert sorted(p.name for p in store.files(review_project["reviews"])) == before
+
+
+@needs_chromium
+def test_counts_are_live_a_draft_survives_a_reload_and_a_conflict_file_is_shown(review_server, review_project):
+    base, _ = review_server
+    conflict = review_project["reviews"] / "_pages" / "hardware" / "t-conflict0001.yml"
+    with chromium() as browser, recording_page(browser, base) as page:
+        page.goto(f"{base}/hardware/", wait_until="load")
+        page.wait_for_selector(".ps-review-bar")
+        assert page.evaluate("() => document.querySelector('.ps-review-bar').getBoundingClientRect().top") < 300
+        counts = page.inner_text(".ps-review-bar__counts")
+        before = int(re.search(r"open: (\d+)", counts).group(1))
+        page.click(".ps-comment-page")
+        page.fill(".ps-composer input[name=author]", "drafter")
+        page.fill(".ps-composer textarea[name=body]", "A draft that must survive a reload")
+        page.reload(wait_until="load")
+        page.wait_for_selector(".ps-composer textarea")
+        assert page.input_value(".ps-composer textarea[name=body]") == "A draft that must survive a reload"
+        page.click(".ps-composer .ps-send")
+        page.wait_for_function(
+            "n => (document.querySelector('.ps-review-bar__counts').textContent.match(/open: (\\d+)/) || [])[1] == n",
+            arg=str(before + 1),
+        )
+        assert re.search(rf"open: {before + 1}\b", page.inner_text(".ps-review__count-text"))
+        page.reload(wait_until="load")  # sent: the draft is gone
+        page.wait_for_selector(".ps-review-bar")
+        assert page.locator(".ps-composer").count() == 0
+        conflict.write_text("<<<<<<< HEAD\nstatus: open\n=======\n>>>>>>> theirs\n", encoding="utf-8")
+        try:
+            page.reload(wait_until="load")
+            page.wait_for_selector(".ps-review-errors")
+            assert "t-conflict0001.yml" in page.inner_text(".ps-review-errors")
+            page.goto(f"{base}/{PAGE}/", wait_until="load")  # another page: no error, still writable
+            page.wait_for_selector(".ps-review-bar")
+            page.wait_for_timeout(500)
+            assert page.locator(".ps-review-errors").count() == 0
+            page.goto(f"{base}/review/", wait_until="load")
+            page.wait_for_selector(".ps-dashboard-root[data-live='1']")
+            assert "drafter" in page.inner_text(".ps-dashboard-root")  # the new thread, without a rebuild
+        finally:
+            conflict.unlink()
+        assert page.problems == []
 
 
 @pytest.fixture(scope="module")

@@ -6,12 +6,17 @@
  *    claim's paragraph, or the paragraph of a quoted text (which is marked) - following the
  *    place the build decided (data-place, data-anchor, data-find/-prefix/-suffix). A thread
  *    whose place is not on the page stays in the panel.
- * 2. Under the review server (`make review`, 127.0.0.1), which marks its pages with
- *    <meta name="profsite-review-api">, the page becomes writable: select text, or click a
- *    table row or a figure's comment button, write a comment; reply, resolve, reopen. Each answer of the API carries
- *    the thread's HTML (rendered and sanitised by the server, as at build time), which
- *    replaces or joins the page's threads without a reload. Anywhere else (an offline copy,
- *    a published site) the threads are read-only.
+ * 2. Under the review server (`make review`), which marks its pages with
+ *    <meta name="profsite-review-api"> and its CSRF token <meta name="profsite-csrf">, the
+ *    page becomes writable: a review bar at the top (the page's counts, the dashboard, how
+ *    to comment); select text and press its button, or the comment button a table row shows
+ *    on hover or a figure's, write a comment; reply, resolve, won't fix, reopen. After each
+ *    write (and when the tab comes back into view) the panel is fetched again from the API
+ *    (GET /api/panel: the build's own renderer over the thread files as they are now), so
+ *    the counts and threads are live; the dashboard page fetches its content the same way.
+ *    A comment being written is kept in localStorage until it is sent, so a reload (the
+ *    live reload after an edit) loses nothing. Writes send JSON with the X-CSRF-Token
+ *    header. Anywhere else (an offline copy, a published site) the threads are read-only.
  *
  * User text is only ever put into the page as text (textContent) or as the server's
  * sanitised HTML.
@@ -156,7 +161,7 @@
   }
 
   /* -- the review server ------------------------------------------------------------------ */
-  var state = { page: null, version: null, lang: null, labels: {}, api: null };
+  var state = { page: null, version: null, lang: null, labels: {}, api: null, csrf: "", reviewer: null };
 
   function label(key) {
     return state.labels[key] || key;
@@ -172,9 +177,15 @@
   }
 
   function request(method, url, body) {
+    var headers = {};
+    if (body) {
+      headers["Content-Type"] = "application/json";
+      headers["X-CSRF-Token"] = state.csrf;
+    }
     return fetch(url, {
       method: method,
-      headers: body ? { "Content-Type": "application/json" } : {},
+      headers: headers,
+      credentials: "same-origin",
       body: body ? JSON.stringify(body) : undefined,
     }).then(function (r) {
       return r.json().then(function (data) {
@@ -184,12 +195,21 @@
     });
   }
 
-  function author() {
-    try { return localStorage.getItem("profsite-review-author") || ""; } catch (e) { return ""; }
+  function stored(key, value) {
+    try {
+      if (value === undefined) return localStorage.getItem(key);
+      if (value === null) localStorage.removeItem(key);
+      else localStorage.setItem(key, value);
+    } catch (e) { /* private mode: nothing kept */ }
+    return null;
   }
 
-  function remember(name) {
-    try { localStorage.setItem("profsite-review-author", name); } catch (e) { /* private mode */ }
+  function author() {
+    return state.reviewer !== null ? state.reviewer : stored("profsite-review-author") || "";
+  }
+
+  function draftKey(what) {
+    return "profsite-draft|" + state.page + "|" + (state.version || "") + "|" + state.lang + "|" + what;
   }
 
   function fromHtml(html) {
@@ -198,45 +218,98 @@
     return t.content.firstElementChild;
   }
 
-  function upsert(data) {
-    var fresh = fromHtml(data.html);
-    var old = document.getElementById("thread-" + data.id);
+  function upsert(fresh) {
+    var old = document.getElementById(fresh.id);
     if (old) {
-      ["place", "anchor", "find", "prefix", "suffix", "highlight"].forEach(function (k) {
-        if (old.dataset[k] !== undefined) fresh.dataset[k] = old.dataset[k];
-      });
+      var keep = old.querySelector(".ps-form textarea");
       old.replaceWith(fresh);
-    } else if ((data.version || null) === state.version) {
+      if (keep && keep.value) controls(fresh, keep.value); else controls(fresh);
+    } else {
       panel().querySelector(".ps-review__threads").appendChild(fresh);
       place(fresh);
-    } else {
+      controls(fresh);
+    }
+  }
+
+  function showErrors(errors) {
+    var p = panel(), box = document.querySelector(".ps-review-errors");
+    if (!errors || !errors.length) {
+      if (box) box.remove();
       return;
     }
-    controls(fresh);
-    var empty = panel().querySelector(".ps-review__empty");
-    if (empty) empty.remove();
+    if (!box) {
+      box = document.createElement("div");
+      box.className = "ps-review-errors admonition failure";
+      box.setAttribute("role", "alert");
+      var bar = document.querySelector(".ps-review-bar");
+      (bar || p).insertAdjacentElement("afterend", box);
+    }
+    box.textContent = "";
+    var head = document.createElement("p");
+    head.textContent = label("unreadable");
+    box.appendChild(head);
+    var list = document.createElement("ul");
+    errors.forEach(function (e) {
+      var li = document.createElement("li");
+      var code = document.createElement("code");
+      code.textContent = e;
+      li.appendChild(code);
+      list.appendChild(li);
+    });
+    box.appendChild(list);
   }
 
+  /* The panel as the server renders it now: counts, and every thread (placed threads keep their place). */
   function refresh() {
-    var url = state.api + "?page=" + encodeURIComponent(state.page) + "&lang=" + encodeURIComponent(state.lang);
-    return request("GET", url).then(function (threads) { threads.forEach(upsert); });
+    var url = "/api/panel?page=" + encodeURIComponent(state.page) + "&lang=" + encodeURIComponent(state.lang) +
+      (state.version ? "&version=" + encodeURIComponent(state.version) : "");
+    return request("GET", url).then(function (answer) {
+      var fresh = fromHtml(answer.html), p = panel();
+      var counts = fresh.querySelector(".ps-review__count-text");
+      p.querySelector(".ps-review__count-text").textContent = counts.textContent;
+      var barCounts = document.querySelector(".ps-review-bar__counts");
+      if (barCounts) barCounts.textContent = counts.textContent;
+      Array.prototype.slice.call(fresh.querySelectorAll(".ps-thread")).forEach(upsert);
+      var empty = p.querySelector(".ps-review__empty");
+      if (empty && document.querySelector(".ps-thread")) empty.remove();
+      showErrors(answer.errors);
+    });
   }
 
-  function form(placeholder, send, onCancel) {
+  function form(placeholder, key, send, onCancel, initial) {
     var box = document.createElement("form");
     box.className = "ps-form";
     var name = document.createElement("input");
     name.name = "author";
     name.placeholder = label("author");
     name.value = author();
-    name.required = true;
+    name.required = state.reviewer === null;
+    name.addEventListener("input", function () {
+      if (state.reviewer === null) stored("profsite-review-author", name.value);
+    });
+    if (state.reviewer !== null) {
+      name.readOnly = true;
+      name.hidden = true;
+    }
     var text = document.createElement("textarea");
     text.name = "body";
     text.placeholder = placeholder;
     text.rows = 3;
     text.required = true;
+    text.value = initial || stored(draftKey(key)) || "";
+    text.addEventListener("input", function () {
+      stored(draftKey(key), text.value ? text.value : null);
+      if (onCancel && text.value) stored(draftKey("open"), JSON.stringify(composing));
+    });
     var error = document.createElement("p");
     error.className = "ps-form__error";
+    error.setAttribute("role", "alert");
+    if (state.reviewer !== null) {
+      var who = document.createElement("p");
+      who.className = "ps-form__as";
+      who.textContent = state.reviewer ? label("as") + " " + state.reviewer : label("login");
+      box.appendChild(who);
+    }
     box.appendChild(name);
     box.appendChild(text);
     var row = document.createElement("div");
@@ -249,9 +322,10 @@
     box.appendChild(error);
     box.addEventListener("submit", function (event) {
       event.preventDefault();
-      remember(name.value);
+      if (state.reviewer === null) stored("profsite-review-author", name.value);
       submit.disabled = true;
       send(name.value, text.value).then(function () {
+        stored(draftKey(key), null);
         text.value = "";
         error.textContent = "";
       }).catch(function (e) {
@@ -261,14 +335,16 @@
     return box;
   }
 
-  function controls(thread) {
+  function controls(thread, draft) {
     if (thread.querySelector(".ps-thread__controls")) return;
     var id = thread.dataset.thread, bar = document.createElement("div");
     bar.className = "ps-thread__controls";
     var status = thread.dataset.status;
     function setStatus(s) {
       return function () {
-        request("PATCH", state.api + "/" + id, { status: s, lang: state.lang }).then(upsertOne);
+        request("PATCH", state.api + "/" + id, { status: s, lang: state.lang, author: author() })
+          .then(refresh)
+          .catch(function (e) { showErrors([label("error") + " " + e.message]); });
       };
     }
     if (status === "open") {
@@ -278,25 +354,29 @@
       bar.appendChild(button(label("reopen"), "ps-reopen", setStatus("open")));
     }
     thread.appendChild(bar);
-    thread.appendChild(form(label("reply"), function (name, body) {
+    thread.appendChild(form(label("reply"), "reply:" + id, function (name, body) {
       return request("POST", state.api + "/" + id + "/comments", { author: name, body: body, lang: state.lang })
-        .then(upsertOne);
-    }));
+        .then(refresh);
+    }, null, draft));
   }
 
-  function upsertOne(answer) {
-    upsert(answer.thread);
-  }
-
-  var composer = null;
+  var composer = null, composing = null;
 
   function closeComposer() {
     if (composer) composer.remove();
     composer = null;
+    if (composing) stored(draftKey("open"), null);
+    composing = null;
+  }
+
+  function targetKey(target) {
+    return "new:" + (target.anchor || "") + ":" + (target.quote ? target.quote.exact : "");
   }
 
   function compose(target, description) {
-    closeComposer();
+    if (composer) composer.remove();
+    composing = { target: target, description: description };
+    var key = targetKey(target);
     composer = document.createElement("div");
     composer.className = "ps-composer";
     composer.setAttribute("role", "dialog");
@@ -304,19 +384,28 @@
     what.className = "ps-composer__target";
     what.textContent = label("target") + " " + description;
     composer.appendChild(what);
-    composer.appendChild(form(label("body"), function (name, body) {
+    var f = form(label("body"), key, function (name, body) {
       var data = { page: state.page, lang: state.lang, version: state.version, body: body, author: name };
       if (target.anchor) data.anchor = target.anchor;
       if (target.quote) data.quote = target.quote;
       return request("POST", state.api, data).then(function (answer) {
-        upsert(answer.thread);
+        stored(draftKey(key), null);
         closeComposer();
-        var el = document.getElementById("thread-" + answer.id);
-        if (el) el.scrollIntoView({ block: "nearest" });
+        return refresh().then(function () {
+          var el = document.getElementById("thread-" + answer.id);
+          if (el) el.scrollIntoView({ block: "nearest" });
+        });
       });
-    }, closeComposer));
+    }, closeComposer);
+    composer.appendChild(f);
+    var note = document.createElement("p");
+    note.className = "ps-composer__draft";
+    note.textContent = label("draft");
+    composer.appendChild(note);
     document.body.appendChild(composer);
-    composer.querySelector(composer.querySelector("input").value ? "textarea" : "input").focus();
+    if (f.querySelector("textarea").value) stored(draftKey("open"), JSON.stringify(composing));
+    var name = composer.querySelector("input");
+    (name.value || name.hidden ? composer.querySelector("textarea") : name).focus();
   }
 
   function cleanText(range) {
@@ -366,34 +455,91 @@
     document.body.appendChild(selectButton);
   }
 
-  function describe(el) {
-    var text = (el.tagName === "FIGURE" ? (el.querySelector("figcaption") || el) : el).textContent || "";
-    text = text.replace(/\s+/g, " ").trim();
+  function clip(text) {
+    text = (text || "").replace(/\s+/g, " ").trim();
     return text.length > 80 ? text.slice(0, 79) + "…" : text;
+  }
+
+  /* A row: "table “Top kernels”, row “cuBLASLt · GEMM …”" - the table's heading and the row's text cells. */
+  function describeRow(row) {
+    var table = row.closest(".ps-table"), heading = "";
+    for (var el = table; el && !heading; el = el.previousElementSibling) {
+      if (/^H[1-6]$/.test(el.tagName)) heading = el.textContent.replace(/¶/g, "");
+    }
+    var cells = Array.prototype.slice.call(row.querySelectorAll("td.ps-left")).slice(0, 2)
+      .map(function (c) { return c.textContent.replace(/\s+/g, " ").trim(); });
+    if (!cells.length) cells = [row.cells.length ? row.cells[0].textContent : ""];
+    return label("table") + " “" + clip(heading) + "”, " + label("row") + " “" + clip(cells.join(" · ")) + "”";
+  }
+
+  function describe(el) {
+    return clip((el.tagName === "FIGURE" ? (el.querySelector("figcaption") || el) : el).textContent);
+  }
+
+  var rowButton = null, rowTarget = null;
+
+  function onRowHover(event) {
+    var row = event.target.closest && event.target.closest("tbody tr[data-anchor]");
+    if (!row || row === rowTarget) return;
+    rowTarget = row;
+    var rect = row.getBoundingClientRect();
+    rowButton.style.top = window.scrollY + rect.top + "px";
+    rowButton.style.left = window.scrollX + Math.min(rect.right, document.documentElement.clientWidth - 40) + "px";
+    rowButton.hidden = false;
+  }
+
+  function bar(p) {
+    var top = document.createElement("div");
+    top.className = "ps-review-bar";
+    top.setAttribute("role", "region");
+    top.setAttribute("aria-label", label("bar"));
+    var title = document.createElement("strong");
+    title.textContent = label("bar");
+    var counts = document.createElement("span");
+    counts.className = "ps-review-bar__counts";
+    counts.textContent = p.querySelector(".ps-review__count-text").textContent;
+    var dash = p.querySelector(".ps-review__dashboard").cloneNode(true);
+    dash.className = "ps-review-bar__dashboard";
+    var how = document.createElement("span");
+    how.className = "ps-review-bar__how";
+    how.textContent = label("review_mode");
+    [title, counts, dash, how].forEach(function (el, i) {
+      if (i) top.appendChild(document.createTextNode(" · "));
+      top.appendChild(el);
+    });
+    if (state.reviewer !== null) {
+      var who = document.createElement("span");
+      who.className = "ps-review-bar__who";
+      who.textContent = state.reviewer ? label("as") + " " + state.reviewer : label("login");
+      top.appendChild(document.createTextNode(" · "));
+      top.appendChild(who);
+    }
+    var root = article();
+    root.insertBefore(top, root.firstChild);
   }
 
   function enable(p) {
     p.classList.add("ps-review--live");
-    var note = document.createElement("p");
-    note.className = "ps-review__live";
-    note.textContent = label("review_mode");
-    p.insertBefore(note, p.querySelector(".ps-review__threads"));
+    document.documentElement.classList.add("ps-review-mode");
+    bar(p);
+    var how = p.querySelector(".ps-review__how");
+    if (how) how.remove();
     p.insertBefore(button(label("comment_page"), "ps-comment-page", function () {
       compose({}, document.title);
     }), p.querySelector(".ps-review__threads"));
-    Array.prototype.slice.call(document.querySelectorAll(".ps-thread")).forEach(controls);
+    Array.prototype.slice.call(document.querySelectorAll(".ps-thread")).forEach(function (t) { controls(t); });
     var root = article();
     root.addEventListener("mouseup", function (event) {
       if (event.target.closest(".ps-composer, .ps-select-button")) return;
       window.setTimeout(onSelection, 0);
     });
-    root.addEventListener("click", function (event) {
-      var row = event.target.closest("tbody tr[data-anchor]");
-      if (!row || event.target.closest("a, button, " + SKIP)) return;
-      var sel = window.getSelection();
-      if (sel && !sel.isCollapsed) return; // a selection, not a click
-      compose({ anchor: row.dataset.anchor }, describe(row));
+    rowButton = button(label("comment_row"), "ps-row-button", function () {
+      if (rowTarget) compose({ anchor: rowTarget.dataset.anchor }, describeRow(rowTarget));
     });
+    rowButton.hidden = true;
+    rowButton.title = label("comment_row");
+    document.body.appendChild(rowButton);
+    root.addEventListener("mouseover", onRowHover);
     Array.prototype.slice.call(root.querySelectorAll("figure[data-anchor]")).forEach(function (fig) {
       var b = button(label("comment_piece"), "ps-comment-figure", function (event) {
         event.stopPropagation();
@@ -401,25 +547,53 @@
       });
       fig.appendChild(b);
     });
+    var open = stored(draftKey("open"));
+    if (open) {
+      try {
+        var was = JSON.parse(open);
+        compose(was.target, was.description);
+      } catch (e) { stored(draftKey("open"), null); }
+    }
+    document.addEventListener("visibilitychange", function () {
+      if (document.visibilityState === "visible") refresh().catch(function () {});
+    });
+  }
+
+  function dashboardLive(api) {
+    var root = document.querySelector(".ps-dashboard-root");
+    if (!root) return;
+    function load() {
+      request("GET", "/api/dashboard?lang=" + encodeURIComponent(root.dataset.lang)).then(function (answer) {
+        var t = document.createElement("template");
+        t.innerHTML = answer.html; // the server's rendering, escaped as at build time
+        var fresh = t.content.querySelector(".ps-dashboard-root");
+        if (fresh) root.replaceChildren.apply(root, Array.prototype.slice.call(fresh.childNodes));
+        root.dataset.live = "1";
+      }).catch(function () { /* the built dashboard stays */ });
+    }
+    load();
+    document.addEventListener("visibilitychange", function () {
+      if (document.visibilityState === "visible") load();
+    });
   }
 
   function probe() {
-    var p = panel(), api = document.querySelector('meta[name="profsite-review-api"]');
-    if (!p || !api) return; // not under the review server: read-only
+    var api = document.querySelector('meta[name="profsite-review-api"]');
+    if (!api) return; // not under the review server: read-only
     state.api = api.content;
+    var csrf = document.querySelector('meta[name="profsite-csrf"]');
+    state.csrf = csrf ? csrf.content : "";
+    var who = document.querySelector('meta[name="profsite-reviewer"]');
+    state.reviewer = who ? who.content : null;
+    dashboardLive(api);
+    var p = panel();
+    if (!p) return;
     state.page = p.dataset.page;
     state.version = p.dataset.version || null;
     state.lang = p.dataset.lang;
     try { state.labels = JSON.parse(p.dataset.labels); } catch (e) { state.labels = {}; }
-    var url = state.api + "?page=" + encodeURIComponent(state.page) + "&lang=" + encodeURIComponent(state.lang);
-    fetch(url).then(function (r) {
-      if (!r.ok) return null;
-      return r.json();
-    }).then(function (threads) {
-      if (!Array.isArray(threads)) return;
-      enable(p);
-      threads.forEach(upsert);
-    }).catch(function () { /* no review server: read-only */ });
+    enable(p);
+    refresh().catch(function (e) { showErrors([label("error") + " " + e.message]); });
   }
 
   function start() {

@@ -60,6 +60,8 @@ class PageText:
     text: str = ""
     anchors: dict[str, str] = field(default_factory=dict)  # data-anchor -> the element's tag
     blocks: list[Block] = field(default_factory=list)
+    #: data-anchor of a table or row -> (the table's heading, the row's key: its text cells)
+    labels: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def block_at(self, offset: int) -> int | None:
         for i, b in enumerate(self.blocks):
@@ -82,8 +84,42 @@ class _Reader(HTMLParser):
         self.depth = 0
         self.skip = 0
         self.block_start: tuple[str, int] | None = None
+        self.labels: dict[str, tuple[str, str]] = {}
+        self.heading: list[str] | None = None  # the text of the heading being read
+        self.last_heading = ""
+        self.table = ""  # the heading of the table being read
+        self.row: tuple[str, list[str]] | None = None  # (anchor, its text cells) of the row being read
+        self.cell: list[str] | None = None
+
+    def _label(self, tag: str, a: dict) -> None:
+        if tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
+            self.heading = []
+        elif tag == "div" and "ps-table" in a.get("class", "").split():
+            self.table = self.last_heading
+            if a.get("data-anchor"):
+                self.labels[a["data-anchor"]] = (self.table, "")
+        elif tag == "tr" and a.get("data-anchor"):
+            self.row = (a["data-anchor"], [])
+        elif tag == "td" and self.row is not None and "ps-left" in a.get("class", "").split():
+            self.cell = []
+
+    def _label_end(self, tag: str) -> None:
+        if tag in ("h1", "h2", "h3", "h4", "h5", "h6") and self.heading is not None:
+            self.last_heading, self.heading = normalize("".join(self.heading)), None
+        elif tag == "td" and self.cell is not None and self.row is not None:
+            text = normalize("".join(self.cell))
+            if text:
+                self.row[1].append(text)
+            self.cell = None
+        elif tag == "tr" and self.row is not None:
+            anchor, cells = self.row
+            self.labels[anchor] = (self.table, " · ".join(cells[:2]))
+            self.row = None
 
     def _emit(self, data: str) -> None:
+        for part in (self.heading, self.cell):
+            if part is not None and not self.skip:
+                part.append(data)
         if not data:
             return
         lead, body = data[:1].isspace(), normalize(data)
@@ -102,6 +138,7 @@ class _Reader(HTMLParser):
         a = {k: v or "" for k, v in attrs}
         if a.get("data-anchor"):
             self.anchors.setdefault(a["data-anchor"], tag)
+        self._label(tag, a)
         if tag in _VOID or tag in _WRAPPER:
             return
         if self.skip or tag in _SKIP or "headerlink" in a.get("class", "").split():
@@ -121,6 +158,7 @@ class _Reader(HTMLParser):
             self.anchors.setdefault(a["data-anchor"], tag)
 
     def handle_endtag(self, tag):
+        self._label_end(tag)
         if tag in _VOID or tag in _WRAPPER:
             return
         if self.skip:
@@ -142,7 +180,7 @@ def read_content(html: str) -> PageText:
     reader = _Reader()
     reader.feed(html)
     reader.close()
-    return PageText("".join(reader.parts), reader.anchors, reader.blocks)
+    return PageText("".join(reader.parts), reader.anchors, reader.blocks, reader.labels)
 
 
 # -- quotes --------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ SLOT = '<div class="ps-review-slot"></div>'
 DASHBOARD_SLOT = '<div class="ps-dashboard-slot"></div>'
 log = logging.getLogger("profsite.review")
 OUTDATED = N_("written on {version}; not found on the latest version")
+ORPHANED = N_("its place is no longer on the page of {version}")
 
 
 class ReviewFront(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -89,6 +90,7 @@ class ReviewBuild:
     filed: list[str] = field(default_factory=list)  # the automated reviewer's summaries, for a log
     _reviewer: reviewer.Reviewer | None = None
     _texts: Memo | None = None
+    _translate: object = None  # lang -> Translator (the review server's); None: the runner's
 
     @classmethod
     def start(cls, settings: Settings, runner: Runner | None = None) -> ReviewBuild:
@@ -122,6 +124,8 @@ class ReviewBuild:
         return self._reviewer
 
     def translator(self, lang: str) -> Translator:
+        if self._translate is not None:
+            return self._translate(lang)
         return self.reviewer().runner.translator(lang)
 
     # -- pages ---------------------------------------------------------------------------------
@@ -247,6 +251,8 @@ class ReviewBuild:
                     status, note = "outdated", OUTDATED
             elif not own:
                 status, note = ("outdated", OUTDATED) if thread.status == "open" else (thread.status, None)
+            elif thread.status == "open" and places and not any(p.placed for p in places.values()):
+                note = ORPHANED  # its quote or anchor is gone from the page it was written on
             group = groups.get((key, shown_version), {})
             entry = dashboard.Entry(
                 thread=thread,
@@ -270,9 +276,17 @@ class ReviewBuild:
                 continue
             place = places[here]
             what = record.text.anchors.get(place.anchor) if place.anchor else None
+            label = getattr(record.text, "labels", {}).get(place.anchor) if place.anchor else None
             threads.append(
                 view.thread_html(
-                    entry.thread, place, tr, names, page_version=record.version, what=what, status=entry.shown
+                    entry.thread,
+                    place,
+                    tr,
+                    names,
+                    page_version=record.version,
+                    what=what,
+                    status=entry.shown,
+                    label=label,
                 )
             )
             shown.append((entry.thread, entry.shown))
@@ -299,3 +313,44 @@ class ReviewBuild:
         if text.count(slot) != 1:
             raise RuntimeError(f"{path}: expected one review marker, found {text.count(slot)}")
         path.write_text(text.replace(slot, content), encoding="utf-8")
+
+
+# -- the review server: panels and the dashboard from the thread files as they are now ----------
+def _live(settings: Settings, found, written, threads: list[Thread], translate) -> ReviewBuild | None:
+    """A ReviewBuild over the pages the last build wrote (``written``: generators.site.live's
+    ``review``) and ``threads``: the same placement and rendering as a build's, no rebuild."""
+    if written is None:
+        return None
+    build = ReviewBuild(settings, found, Catalog(settings.data_dir, settings.codes))
+    build.records = dict(written.records)
+    build.dashboards = {lang: (dest, url) for lang, (dest, url, _) in written.dashboards.items()}
+    build.threads = threads
+    build._translate = translate
+    return build
+
+
+def live_panel(settings, found, written, threads, key, translate) -> tuple[str, dict[str, int]] | None:
+    """(panel HTML, counts by shown status) of page ``key`` = (page, version or None, lang)."""
+    build = _live(settings, found, written, threads, translate)
+    if build is None:
+        return None
+    page, version, lang = key
+    record = next(
+        (r for k, r in build.records.items() if k[0] == page and k[2] == lang and (version is None or k[1] == version)),
+        None,
+    )
+    if record is None:
+        return None
+    entries = build.place_all()
+    here = (record.key, record.version, record.lang)
+    shown = [entry.shown for entry, places in entries.values() if here in places]
+    counts = {s: shown.count(s) for s in view.STATUS}
+    return build._panel(record, entries), counts
+
+
+def live_dashboard(settings, found, written, threads, lang: str, translate) -> str | None:
+    build = _live(settings, found, written, threads, translate)
+    if build is None or lang not in build.dashboards:
+        return None
+    entries = build.place_all()
+    return dashboard.dashboard_html([e for e, _ in entries.values()], build.translator(lang), build.dashboards[lang][1])

@@ -7,7 +7,7 @@ page of every language has been rendered, because whether a thread of an older v
 
 It shows a table per page and version (open, resolved, won't fix, outdated, with links to
 the page of that version) and the threads themselves, open and outdated first, each linked
-to its place.
+to its place, with its latest comment and, when resolved or won't fix, who set that and when.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from generators.review.view import STATUS, time_text
 
 KEY = "review"  # its page key and URL path
 ORDER = ("open", "outdated", "resolved", "wontfix")
-LONG = 1000  # characters of a first comment the dashboard shows
+LONG = 1000  # characters of a thread's latest comment the dashboard shows
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,14 @@ def _link(entry: Entry, tr: Translator, here: str, anchor: str = "") -> str:
 
 
 def dashboard_html(entries: list[Entry], tr: Translator, here: str) -> str:
-    """The dashboard's content for one language; ``here``: its own site-relative URL."""
+    """The dashboard's content for one language; ``here``: its own site-relative URL. Wrapped in
+    ``div.ps-dashboard-root``: under the review server the page script replaces its content
+    with the API's rendering of the thread files as they are now (``GET /api/dashboard``)."""
+    root = f'<div class="ps-dashboard-root" data-lang="{html.escape(tr.language)}">'
+    return root + _content(entries, tr, here) + "</div>\n"
+
+
+def _content(entries: list[Entry], tr: Translator, here: str) -> str:
     if not entries:
         none = tr.gettext(N_("No review threads yet."))
         return f"<p>{html.escape(none)}</p>\n"
@@ -86,20 +93,30 @@ def dashboard_html(entries: list[Entry], tr: Translator, here: str) -> str:
         heading = html.escape(tr.gettext(STATUS[status]))
         out.append(f'<h2 id="ps-dashboard-{status}">{heading}</h2><ul class="ps-dashboard__list">')
         for e in chosen:
-            first = e.thread.comments[0]
-            title = markdown.to_text(first.text(tr.language)[1])
+            first, last = e.thread.comments[0], e.thread.comments[-1]
+            title = markdown.to_text(last.text(tr.language)[1])
             # cut only very long bodies: a human comment reads the same on every language's page
             # (so it is cut at the same place), the automated reviewer's are a few lines long
             title = title if len(title) <= LONG else title[: LONG - 1] + "…"
             comments = tr.gettext(N_("comments: {count}"), count=tr.integer(len(e.thread.comments)))
             note = f" <em>{html.escape(tr.gettext(e.note, version=e.version or '—'))}</em>" if e.note else ""
+            change = e.thread.last_change
+            if change is not None and change.status == e.thread.status and e.shown in ("resolved", "wontfix"):
+                who = tr.gettext(N_("{status} by {name}, {time}"), status=tr.gettext(STATUS[e.shown]),
+                                 name=change.author, time=time_text(change.created))  # fmt: skip
+                note += f' <span class="ps-dashboard__change" translate="no">{html.escape(who)}</span>'
+            latest = ""
+            if len(e.thread.comments) > 1:
+                said = tr.gettext(N_("latest: {name}, {time}"), name=last.author, time=time_text(last.created))
+                latest = f'<span translate="no">{html.escape(said)}</span> · '
+
             # " (v1) · " after the page's title; Chinese: "（v1）· " with no space beside the brackets
             version = tr.gettext(N_(" ({version}) · "), version=e.thread.target.version or "—")
             out.append(
                 f'<li data-thread="{html.escape(e.thread.id)}">{_link(e, tr, here, f"#thread-{e.thread.id}")}'
                 f"{html.escape(version)}"
                 f'<span translate="no">{html.escape(first.author)}</span> · '
-                f"{time_text(first.created)} · {html.escape(comments)} · "
+                f"{time_text(first.created)} · {html.escape(comments)} · {latest}"
                 f'<span translate="no">{html.escape(title)}</span>{note}</li>'
             )
         out.append("</ul>")

@@ -91,5 +91,11 @@ class Finding:
     text: Text
 
     @property
+    def facts(self) -> str:
+        """A digest of what the finding states - its message and its values, not how a
+        catalog words them: a reworded translation leaves it as it is."""
+        return hashlib.sha256(repr((self.text.message, self.text.values)).encode()).hexdigest()[:16]
+
+    @property
     def thread_id(self) -> str:
         return "check-" + hashlib.sha256(self.key.encode()).hexdigest()[:12]

@@ -216,7 +216,8 @@ class Reviewer:
                 if version
                 else text(N_("No longer found."))
             )
-            resolved = replace(thread, status="resolved", comments=[*thread.comments, self._comment(message, when)])
+            said = replace(thread, comments=[*thread.comments, self._comment(message, when)])
+            resolved = store.change(said, "resolved", CHECK_AUTHOR, when)
             path = store.folder(root, thread.target, report) / f"{thread.id}.yml"
             if store.put(root, path, resolved):
                 filed.resolved.append(thread.id)
@@ -231,24 +232,31 @@ class Reviewer:
         return store.comment(CHECK_AUTHOR, body, source, when, translations=translations)
 
     def _thread(self, old: Thread | None, finding: Finding, when: str) -> Thread | None:
+        """The thread of ``finding`` as it should be now (None: leave the file as it is).
+
+        A new comment only when the finding's facts changed (``Check.facts``), not when its
+        wording or a translation did; a thread a reviewer resolved stays resolved until
+        then; one the automated reviewer resolved (its finding was gone) reopens when the
+        finding is back; won't fix is left alone."""
         comment = self._comment(finding.text, when)
+        check = Check(name=finding.check, key=finding.key, facts=finding.facts)
         if old is None:
             selector = [CssSelector.of(finding.anchor)] if finding.anchor else []
             target = Target(page=finding.page, version=finding.version, selector=selector)
-            return store.new_thread(
-                finding.thread_id,
-                target,
-                comment,
-                motivation="assessing",
-                check=Check(name=finding.check, key=finding.key),
-            )
+            return store.new_thread(finding.thread_id, target, comment, motivation="assessing", check=check)
         if old.status == "wontfix":
             return None
-        last = next((c for c in reversed(old.comments) if c.author == CHECK_AUTHOR), None)
-        same = last is not None and (last.body, last.translations) == (comment.body, comment.translations)
-        if old.status == "open" and same:
-            return None
-        return replace(old, status="open", comments=[*old.comments, comment])
+        if old.check is not None and old.check.facts:
+            same = old.check.facts == finding.facts
+        else:  # written before facts were kept: the same text is the same finding
+            last = next((c for c in reversed(old.comments) if c.author == CHECK_AUTHOR), None)
+            same = last is not None and (last.body, last.translations) == (comment.body, comment.translations)
+        change = old.last_change  # who set the status (older files: whoever wrote last)
+        by_bot = (change.author if change else old.comments[-1].author) == CHECK_AUTHOR
+        if same and (old.status == "open" or not by_bot):
+            return replace(old, check=check) if old.check != check else None
+        new = replace(old, check=check, comments=[*old.comments, comment])
+        return new if old.status == "open" else store.change(new, "open", CHECK_AUTHOR, when)
 
 
 @dataclass

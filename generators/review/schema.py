@@ -38,6 +38,7 @@ automated reviewer's threads, ``check`` (the finding's stable key) and comment
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Literal
 
 import msgspec
@@ -140,6 +141,21 @@ class Comment(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
 class Check(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     name: str  # the automated reviewer's check (generators.review.checks)
     key: str  # what makes the finding the same finding across runs
+    facts: str = ""  # a digest of the finding's facts (its values, not its wording): a change re-posts
+
+
+class Change(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """A status change: who set which status when (resolve, won't fix, reopen)."""
+
+    status: Status
+    author: str
+    created: str
+
+    def __post_init__(self) -> None:
+        if not self.author.strip() or "\n" in self.author or len(self.author) > 100:
+            raise ValueError("history: author must be one line of 1 to 100 characters")
+        if not TIME.match(self.created):
+            raise ValueError(f"history: created {self.created!r} is not YYYY-MM-DDTHH:MM:SSZ")
 
 
 class Thread(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
@@ -151,6 +167,11 @@ class Thread(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=Tr
     target: Target
     check: Check | None = None
     comments: list[Comment]
+    history: list[Change] = []  # status changes, oldest first
+
+    @property
+    def last_change(self) -> Change | None:
+        return self.history[-1] if self.history else None
 
     def __post_init__(self) -> None:
         if self.schema != SCHEMA:
@@ -174,7 +195,33 @@ def to_builtins(thread: Thread) -> dict:
     data = msgspec.to_builtins(thread)
     if data.get("check") is None:
         data.pop("check", None)
+    elif not data["check"].get("facts"):
+        data["check"].pop("facts", None)
+    if not data.get("history"):
+        data.pop("history", None)
     for comment in data["comments"]:
         if not comment.get("translations"):
             comment.pop("translations", None)
     return data
+
+
+def reserved(name: str) -> bool:
+    """Whether ``name`` reads as the automated reviewer's (case, width, punctuation ignored)."""
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    return re.sub(r"[\W_]+", "", folded) == re.sub(r"[\W_]+", "", CHECK_AUTHOR)
+
+
+def name_problem(name: object) -> str | None:
+    """What is wrong with a reviewer's name (None: nothing): one line of 1 to 100 characters,
+    no control, format (zero-width, bidi override), surrogate or unassigned characters, and
+    not the automated reviewer's."""
+    if not isinstance(name, str) or not name.strip():
+        return "a non-empty name is needed"
+    if len(name) > 100:
+        return "over 100 characters"
+    for ch in name:
+        if unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"):
+            return f"character U+{ord(ch):04X} ({unicodedata.name(ch, 'a control character')}) is not allowed"
+    if reserved(name):
+        return f"{CHECK_AUTHOR!r} is the automated reviewer's name"
+    return None

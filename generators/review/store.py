@@ -30,7 +30,7 @@ import yaml
 from filelock import FileLock
 
 from generators.errors import UserError
-from generators.review.schema import SCHEMA, THREAD_ID, Comment, Target, Thread, to_builtins
+from generators.review.schema import SCHEMA, THREAD_ID, Change, Comment, Target, Thread, to_builtins
 
 PAGES = "_pages"
 LOCKS = ".locks"
@@ -82,26 +82,53 @@ def files(root: Path) -> list[Path]:
 
 def load(root: Path, reports: dict[str, str]) -> list[Thread]:
     """Every thread, checked against its folder. ``reports``: page key -> report id of the
-    report pages; a thread on a report's page lives in that report's folder."""
-    out, seen = [], {}
+    report pages; a thread on a report's page lives in that report's folder. The first file
+    that cannot be read fails (a build)."""
+    threads, problems = load_all(root, reports)
+    if problems:
+        raise problems[0]
+    return threads
+
+
+def load_all(root: Path, reports: dict[str, str]) -> tuple[list[Thread], list[UserError]]:
+    """Every thread that can be read, and one error per file that cannot (a merge conflict,
+    a hand edit gone wrong): what the review server shows while it keeps serving the others."""
+    out, seen, problems = [], {}, []
     for path in files(root):
-        thread = read(path)
-        report, page = report_of_folder(root, path)
-        expected = reports.get(thread.target.page)
-        if page is not None:
-            if page != thread.target.page:
-                raise UserError(path, f"target.page {thread.target.page!r} does not belong in {path.parent}")
-            if expected:
-                raise UserError(
-                    path, f"{thread.target.page!r} is a report page: the thread belongs in {root / expected}"
-                )
-        elif expected is not None and expected != report:
-            raise UserError(path, f"target.page {thread.target.page!r} is report {expected!r}'s page, not {report!r}'s")
-        if thread.id in seen:
-            raise UserError(path, f"thread id {thread.id!r} is also used by {seen[thread.id]}")
+        try:
+            thread = read(path)
+            _check_folder(root, path, thread, reports)
+            if thread.id in seen:
+                raise UserError(path, f"thread id {thread.id!r} is also used by {seen[thread.id]}")
+        except UserError as exc:
+            problems.append(exc)
+            continue
         seen[thread.id] = path
         out.append(thread)
-    return sorted(out, key=lambda t: (t.created, t.id))
+    return sorted(out, key=lambda t: (t.created, t.id)), problems
+
+
+def page_of_file(root: Path, path: Path, reports: dict[str, str]) -> str | None:
+    """The page key a thread file's folder stands for (None: no page's)."""
+    try:
+        report, page = report_of_folder(root, Path(path))
+    except ValueError:
+        return None
+    if page is not None:
+        return page
+    return next((key for key, r in reports.items() if r == report), None)
+
+
+def _check_folder(root: Path, path: Path, thread: Thread, reports: dict[str, str]) -> None:
+    report, page = report_of_folder(root, path)
+    expected = reports.get(thread.target.page)
+    if page is not None:
+        if page != thread.target.page:
+            raise UserError(path, f"target.page {thread.target.page!r} does not belong in {path.parent}")
+        if expected:
+            raise UserError(path, f"{thread.target.page!r} is a report page: the thread belongs in {root / expected}")
+    elif expected is not None and expected != report:
+        raise UserError(path, f"target.page {thread.target.page!r} is report {expected!r}'s page, not {report!r}'s")
 
 
 def find(root: Path, thread_id: str) -> Path | None:
@@ -189,6 +216,14 @@ def put(root: Path, path: Path, thread: Thread) -> bool:
 
 def comment(author: str, body: str, language: str, created: str | None = None, **extra) -> Comment:
     return Comment(author=author.strip(), created=created or now(), language=language, body=body, **extra)
+
+
+def change(thread: Thread, status: str, author: str, created: str | None = None) -> Thread:
+    """``thread`` with ``status``, the change recorded with its author and time."""
+    from msgspec.structs import replace
+
+    entry = Change(status=status, author=author.strip(), created=created or now())
+    return replace(thread, status=status, history=[*thread.history, entry])
 
 
 def new_thread(thread_id: str, target: Target, first: Comment, **extra) -> Thread:

@@ -49,8 +49,23 @@ SCRIPT_LABELS = {
     "body": N_("Write a comment (markdown)"),
     "target": N_("On:"),
     "error": N_("Could not save the comment:"),
-    "review_mode": N_("Review server: select text, or click a table row or a figure's comment button, to comment."),
+    "review_mode": N_(
+        "Review mode: select text and press its button, or use the comment button of a table row or a figure."
+    ),
+    "bar": N_("Review mode"),
+    "as": N_("commenting as"),
+    "login": N_("not logged in: open the login link you were given"),
+    "comment_row": N_("Comment on this row"),
+    "row": N_("row"),
+    "table": N_("table"),
+    "unreadable": N_("A review thread file cannot be read; its threads are not shown:"),
+    "draft": N_("draft kept in this browser until sent"),
 }
+BY = N_("by")  # "resolved · by alice 2026-05-01 10:00 UTC"
+HOW = N_(
+    "To comment on this page, run `make review` in the repository and open the page on "
+    "http://127.0.0.1:8001/ (README: Reviews)."
+)
 
 
 def time_text(created: str) -> str:
@@ -95,16 +110,31 @@ def comment_html(comment, tr: Translator, languages: Languages) -> str:
     )
 
 
-def where_text(thread: Thread, place: Place, tr: Translator, page_version: str | None, what: str | None) -> str:
+def where_text(
+    thread: Thread,
+    place: Place,
+    tr: Translator,
+    page_version: str | None,
+    what: str | None,
+    label: tuple[str, str] | None = None,
+) -> str:
+    """``label``: (table heading, row key) of the anchored table or row, when the page has them."""
     moved = thread.target.version and page_version and thread.target.version != page_version
     if not place.placed:
         if moved:
             return tr.gettext(N_("written on {version}; not found on this version"), version=thread.target.version)
         return tr.gettext(N_("its place was not found on this page"))
+    table, row = label or ("", "")
     if place.by == "page":
         where = tr.gettext(N_("on the page"))
+    elif place.by == "anchor" and what == "tr" and row:
+        where = tr.gettext(N_("on the row “{row}” of the table “{table}”"), row=row, table=table or "—")
+    elif place.by == "anchor" and what == "div" and table:
+        where = tr.gettext(N_("on the table “{table}”"), table=table)
     elif place.by == "anchor":
         where = tr.gettext(N_("on {what}"), what=tr.gettext(WHAT.get(what or "", N_("a piece of the page"))))
+    elif place.by == "quote" and place.score < 1 and not moved:
+        where = tr.gettext(N_("on the quoted text, reworded since: {score} similar"), score=tr.percent(place.score, 0))
     elif place.by == "quote":
         where = tr.gettext(N_("on the quoted text"))
     else:
@@ -130,8 +160,10 @@ def thread_html(
     page_version: str | None,
     what: str | None = None,
     status: str | None = None,
+    label: tuple[str, str] | None = None,
 ) -> str:
-    """``status``: the status to show when it is not the file's (``outdated``)."""
+    """``status``: the status to show when it is not the file's (``outdated``); ``label``: the
+    anchored table's heading and row key (:func:`where_text`)."""
     status = status or thread.status
     quote = thread.target.quote
     quote_html = ""
@@ -140,7 +172,6 @@ def thread_html(
             f'<blockquote class="ps-thread__quote" lang="{html.escape(quote.language)}">'
             f"{html.escape(quote.exact)}</blockquote>"
         )
-    label = html.escape(tr.gettext(STATUS[status]))
     attrs = _attrs(
         id=f"thread-{thread.id}",
         data_thread=thread.id,
@@ -153,12 +184,22 @@ def thread_html(
         data_suffix=place.suffix,
         data_highlight="1" if place.highlight else None,
         data_automated="1" if thread.automated else None,
+        data_orphaned="1" if not place.placed and status == "open" else None,
     )
     comments = "".join(comment_html(c, tr, languages) for c in thread.comments)
-    where = html.escape(where_text(thread, place, tr, page_version, what))
+    where = html.escape(where_text(thread, place, tr, page_version, what, label))
+    shown = html.escape(tr.gettext(STATUS[status]))
+    change = ""
+    if thread.last_change is not None and thread.last_change.status == thread.status and status != "open":
+        by = thread.last_change
+        change = (
+            f' · <span class="ps-thread__change">{html.escape(tr.gettext(BY))} '
+            f'<span translate="no">{html.escape(by.author)}</span> '
+            f'<time datetime="{html.escape(by.created)}">{time_text(by.created)}</time></span>'
+        )
     return (
         f'<div class="ps-thread ps-thread--{status}"{attrs}>'
-        f'<div class="ps-thread__head"><span class="ps-status ps-status--{status}">{label}</span> · '
+        f'<div class="ps-thread__head"><span class="ps-status ps-status--{status}">{shown}</span>{change} · '
         f'<span class="ps-thread__where">{where}</span> '
         f'<a class="ps-thread__link" href="#thread-{html.escape(thread.id)}">#</a></div>'
         f'{quote_html}<ol class="ps-comments">{comments}</ol></div>'
@@ -225,14 +266,15 @@ def panel_html(
     )
     dashboard = html.escape(tr.gettext(DASHBOARD))
     empty = "" if threads else f'<p class="ps-review__empty">{html.escape(tr.gettext(NO_COMMENTS))}</p>'
+    how = "" if giscus else f'<div class="ps-review__how">{markdown.to_html(tr.gettext(HOW))}</div>'
     return (
         f'<section class="ps-review" id="ps-review"{attrs}>'
         f'<div class="ps-review__title" role="heading" aria-level="2">{html.escape(tr.gettext(TITLE))}</div>'
         f'<p class="ps-review__state">{" · ".join(parts)}</p>'
-        f'<p class="ps-review__counts">{html.escape(counts)} · '
+        f'<p class="ps-review__counts"><span class="ps-review__count-text">{html.escape(counts)}</span> · '
         f'<a class="ps-review__dashboard" href="{html.escape(dashboard_url)}">{dashboard}</a></p>'
         f'{empty}<div class="ps-review__threads">{"".join(threads)}</div>'
-        f"{giscus}</section>"
+        f"{how}{giscus}</section>"
     )
 
 
