@@ -100,6 +100,8 @@ RESULTS_SCHEMA = {
     "p1_position": "the cell's place among the cells its process 1 ran, from 0 (None: not recorded)",
     "p2_position": "the same, process 2",
     "p2_peak_memory_bytes": "peak GPU memory allocated in process 2, bytes",
+    "p1_sm_clocks": "the SM clock nvidia-smi read before and after the cell, process 1 (as written: '1980 MHz')",
+    "p2_sm_clocks": "the same, process 2",
 }
 
 
@@ -119,6 +121,8 @@ class Process(msgspec.Struct, frozen=True):
     warmup_samples_ms: list[float] = []
     position: int | None = None
     peak_memory_bytes: int | None = None
+    state_before: dict[str, str | int | float] | None = None
+    state_after: dict[str, str | int | float] | None = None
 
 
 class Record(msgspec.Struct, frozen=True):
@@ -234,6 +238,7 @@ def _process_columns(prefix: str, p: Process | None) -> dict:
         f"{prefix}_warmup_ns": _ns(sum(samples)) if samples else None,
         f"{prefix}_first_ns": _ns(samples[0]) if samples else None,
         f"{prefix}_position": p.position if p else None,
+        f"{prefix}_sm_clocks": [str(st.get("clocks.sm")) for st in (p.state_before, p.state_after) if st] if p else [],
     }
     if prefix == "p2":
         out["p2_peak_memory_bytes"] = p.peak_memory_bytes if p else None

@@ -167,7 +167,7 @@ COLUMNS = [
     "p2_gpu_median_ns", "p2_gpu_q1_ns", "p2_gpu_q3_ns", "gpu_process_ratio", "gpu_spread", "headroom_bytes",
     "headroom_share", "p2_peak_memory_bytes", "peak_factor", "p1_position", "p2_position",
     "p1_warmup", "p2_warmup", "p1_warmup_outcome", "p2_warmup_outcome", "p1_first_ns", "p2_first_ns",
-    "p1_first_ratio", "p2_first_ratio",
+    "p1_first_ratio", "p2_first_ratio", "p1_sm_clocks", "p2_sm_clocks",
 ]  # fmt: skip
 
 

@@ -248,6 +248,8 @@ def _gpu_time(a) -> dict[str, Quantity]:
     gpu = ran[ran["mfu"].notna()]
     out = {"cells.gpu_time": _count(len(gpu)), "cells.no_gpu_time": _count(len(ran) - len(gpu))}
     _range(out, "mfu", gpu["mfu"], "fraction")
+    for pass_ in ("inference", "train"):
+        _range(out, f"mfu.{pass_}", gpu.loc[gpu["pass"] == pass_, "mfu"], "fraction")
     _range(out, "tokens_per_s", gpu["tokens_per_s"], "tokens_per_s")
     _range(out, "gpu_over_eager", gpu["eager_tokens_per_s"] / gpu["tokens_per_s"], "fraction")
     for timing, name in TIMINGS.items():
@@ -287,14 +289,62 @@ def _memory(a) -> dict[str, Quantity]:
     return out
 
 
+def _by_length(a) -> dict[str, Quantity]:
+    """Counts per sequence length (``ran.seq.<n>``, ``<timing>.seq.<n>``) and the per-size
+    trends that the scaling and phase sentences state as causes."""
+    c = a.cells
+    ran = c[c["status"] == "ok"]
+    out = {}
+    for seq in a.seqs:
+        at = ran[ran["seq_len"] == seq]
+        out[f"ran.seq.{seq}"] = _count(len(at))
+        for timing, name in TIMINGS.items():
+            out[f"{name}.seq.{seq}"] = _count((at["timing"] == timing).sum())
+    traced = ran[ran["trace_status"] == "ok"]
+    varying, rising, falling, groups, sizes_opt, factors = 0, 0, 0, 0, 0, []
+    for (_size, pass_), g in traced.groupby(["size", "pass"], sort=False):
+        g = g.sort_values("seq_len")
+        if pass_ == "inference":
+            varying += int(g["trace_kernels"].nunique() > 1)
+            groups += 1
+            rising += int(bool((g["attention_share"].diff().dropna() > 0).all()))
+        else:
+            sizes_opt += 1
+            falling += int(bool((g["optimizer_share"].diff().dropna() < 0).all()))
+            factors.append(g["optimizer_ns"].max() / g["optimizer_ns"].min())
+    out["kernels.inference.length_varying"] = _count(varying)
+    out["attention_share.sizes"] = _count(groups)
+    out["attention_share.rising_sizes"] = _count(rising)
+    out["optimizer_share.sizes"] = _count(sizes_opt)
+    out["optimizer_share.falling_sizes"] = _count(falling)
+    _range(out, "optimizer.length_factor", factors, "count")
+    rank = {s: i for i, s in enumerate(a.sizes["size"])}
+    mono, n = 0, 0
+    for _key, g in traced.groupby(["seq_len", "pass"], sort=False):
+        g = g.sort_values("size", key=lambda col: col.map(rank))
+        n += 1
+        mono += int(bool((g["mfu_kernel"].diff().dropna() > 0).all()))
+    out["mfu_kernel.groups"] = _count(n)
+    out["mfu_kernel.rising_with_size"] = _count(mono)
+    clocks = [x for col in ("p1_sm_clocks", "p2_sm_clocks") for v in c[col] if isinstance(v, list) for x in v]
+    out["gpu_state.readings"] = _count(len(clocks))
+    return out
+
+
 def _diagnosis(a) -> dict[str, Quantity]:
     d = a.bf16
     if d.empty:
         return {}
+    order_gpu = d[["fp32_gpu_ns", "fp32_rev_gpu_ns"]].max(axis=1) / d[["fp32_gpu_ns", "fp32_rev_gpu_ns"]].min(axis=1)
+    order_step = d[["fp32_step_ns", "fp32_rev_step_ns"]].max(axis=1) / d[["fp32_step_ns", "fp32_rev_step_ns"]].min(
+        axis=1
+    )
     out = {"diag.cells": _count(len(d)), "diag.gpu_faster": _count((d["gpu_ratio"] < 1).sum())}
     out["diag.step_faster"] = _count((d["step_ratio"] < 1).sum())
     _range(out, "diag.gpu_ratio", d["gpu_ratio"], "fraction")
     _range(out, "diag.step_ratio", d["step_ratio"], "fraction")
+    _range(out, "diag.order_gpu_factor", order_gpu, "count")
+    _range(out, "diag.order_step_factor", order_step, "count")
     for r in d.to_dict("records"):
         for column, name in (("fp32_gpu_ns", "fp32_gpu"), ("bf16_gpu_ns", "bf16_gpu"), ("gpu_ratio", "gpu_ratio")):
             if _finite(r[column]):
@@ -382,5 +432,12 @@ def _setup(result) -> dict[str, Quantity]:
 def facts(result) -> dict[str, Quantity]:
     a = result.analysis
     out = {**_setup(result), **_cells(a), **_aggregates(a), **_slopes(a), **_kernels(a), **_stability(a)}
-    out.update({**_gemm(a), **_gpu_time(a), **_warmup(a), **_memory(a), **_diagnosis(a)})
+    out.update({**_gemm(a), **_gpu_time(a), **_warmup(a), **_memory(a), **_diagnosis(a), **_by_length(a)})
+    max_sm = result.meta.gpu.nvidia_smi.get("clocks.max.sm")
+    clocks = [x for col in ("p1_sm_clocks", "p2_sm_clocks") for v in a.cells[col] if isinstance(v, list) for x in v]
+    out["gpu_state.at_max_clock"] = _count(sum(x == max_sm for x in clocks))
+    rule = result.warmup_rule or {}
+    for key, name, scale in (("max_warmup", "max_steps", 1), ("max_warmup_s", "max_time", 1e9)):
+        if isinstance(rule.get(key), (int, float)):
+            out[f"warmup.{name}"] = Quantity(float(rule[key]) * scale, "ns" if scale != 1 else "count")
     return {k: q for k, q in out.items() if math.isfinite(q.value)}
