@@ -437,7 +437,8 @@ def facts(result) -> dict[str, Quantity]:
     clocks = [x for col in ("p1_sm_clocks", "p2_sm_clocks") for v in a.cells[col] if isinstance(v, list) for x in v]
     out["gpu_state.at_max_clock"] = _count(sum(x == max_sm for x in clocks))
     rule = result.warmup_rule or {}
-    for key, name, scale in (("max_warmup", "max_steps", 1), ("max_warmup_s", "max_time", 1e9)):
+    caps = (("max_warmup", "max_steps", 1), ("max_warmup_s", "max_time", 1e9), ("window", "window", 1))
+    for key, name, scale in caps:
         if isinstance(rule.get(key), (int, float)):
             out[f"warmup.{name}"] = Quantity(float(rule[key]) * scale, "ns" if scale != 1 else "count")
     return {k: q for k, q in out.items() if math.isfinite(q.value)}
