@@ -10,20 +10,26 @@ the same readers, trace map and analysis, without the site's cache.
 
 JSON (``--json``), base units (seconds, bytes, FLOP, FLOP/s, fractions)::
 
-    {"schema": "profsite.sweep-cells/1", "report", "version", "gpu", "gpu_memory_bytes",
+    {"schema": "profsite.sweep-cells/2", "report", "version", "gpu", "gpu_memory_bytes",
      "peak": {"dtype", "flop_per_s", "source"}, "stability": {...report.yml's thresholds...},
-     "cells": [{"size", "seq_len", "pass", "status", "timing", "median_s", "q1_s", "q3_s",
+     "cells": [{"size", "seq_len", "pass", "status", "timing", "gpu_median_s",
+                "process2_gpu_median_s", "tokens_per_s", "mfu", "median_s", "q1_s", "q3_s",
                 "event_median_s", "process2_median_s", "process_ratio", "busy_share",
-                "tokens_per_s", "peak_memory_bytes", "flops", "mfu", "mfu_kernel",
+                "eager_tokens_per_s", "eager_mfu", "peak_memory_bytes", "flops", "mfu_kernel",
                 "kernel_s", "gemm_fraction", "top_kernel": {"name", "label", "library",
                 "share", "launches"}, "phases": {"forward": {"kernel_s", "top_kernel": {...}},
                 ...}, "softmax_s", "matmul_s", "scores_range_s", "matmul_range_s",
                 "softmax_ratio", "flop_ratio", "oom_requested_bytes", "oom_allocated_bytes",
                 "error"}]}
 
-``status``: ok, oom or failed; ``timing``: stable, host-bound, unstable, oom or failed (the
-report's rule). ``mfu`` divides by the CUDA-event median, ``mfu_kernel`` by the traced
-step's kernel time. ``top_kernel`` is the kernel with the most time in the whole pass
+``status``: ok, oom or failed; ``timing``: the class of the eager time, stable, host-bound,
+unstable, oom or failed (the report's rule). ``gpu_median_s``: the step's GPU time, the median
+of its CUDA-graph replay (process 1; null where the replay ran out of memory or the version
+has none); ``tokens_per_s`` and ``mfu`` divide by it (null without it). ``eager_tokens_per_s``
+and ``eager_mfu`` divide by the eager step's CUDA-event median (in a host-bound cell, the
+host's number), ``mfu_kernel`` by the traced step's kernel time. Schema 2 (issue 27):
+``tokens_per_s`` and ``mfu`` were the eager ones in schema 1.
+``top_kernel`` is the kernel with the most time in the whole pass
 (training: forward, backward and optimizer); ``phases`` the same per range. ``softmax_s``:
 kernel time of the ``softmax`` range; ``matmul_s``: the attention GEMMs (QKᵀ in ``scores``,
 PV in ``matmul``); ``*_range_s``: all kernels of those ranges. A number a cell cannot give
@@ -159,6 +165,10 @@ def cells_json(result, language: str) -> list[dict]:
                 "pass": c["pass"],
                 "status": c["status"],
                 "timing": c["timing"],
+                "gpu_median_s": _s(c["gpu_median_ns"]),
+                "process2_gpu_median_s": _s(c["p2_gpu_median_ns"]),
+                "tokens_per_s": _num(c["tokens_per_s"]),
+                "mfu": _num(c["mfu"]),
                 "median_s": _s(c["median_ns"]),
                 "q1_s": _s(c["q1_ns"]),
                 "q3_s": _s(c["q3_ns"]),
@@ -166,10 +176,10 @@ def cells_json(result, language: str) -> list[dict]:
                 "process2_median_s": _s(c["p2_median_ns"]),
                 "process_ratio": _num(c["process_ratio"]),
                 "busy_share": _num(c["busy_share"]),
-                "tokens_per_s": _num(c["tokens_per_s"]),
+                "eager_tokens_per_s": _num(c["eager_tokens_per_s"]),
+                "eager_mfu": _num(c["eager_mfu"]),
                 "peak_memory_bytes": _num(c["peak_memory_bytes"]),
                 "flops": _num(c["flops"]),
-                "mfu": _num(c["mfu"]),
                 "mfu_kernel": _num(c["mfu_kernel"]),
                 "kernel_s": _s(c["kernel_ns"]),
                 "gemm_fraction": _num(c["gemm_fraction"]),
@@ -204,6 +214,7 @@ def _table(doc: dict) -> str:
             c["seq_len"],
             c["pass"],
             c["timing"],
+            ms(c["gpu_median_s"]),
             ms(c["median_s"]),
             ms(c["event_median_s"]),
             pct(c["busy_share"]),
@@ -218,12 +229,13 @@ def _table(doc: dict) -> str:
         "size",
         "seq",
         "pass",
-        "timing",
-        "median ms",
+        "eager timing",
+        "GPU ms",
+        "eager median ms",
         "events ms",
         "busy",
-        "tokens/s",
-        "MFU",
+        "tokens/s (GPU)",
+        "MFU (GPU)",
         "GEMM",
         "top kernel",
     ]
@@ -248,7 +260,7 @@ def run(args) -> int:
     result = model.assemble(cat, ref, config, summaries, rules_path=rules)
     _strict(result.analysis.cells, paths)
     doc = {
-        "schema": "profsite.sweep-cells/1",
+        "schema": "profsite.sweep-cells/2",
         "report": ref.report,
         "version": ref.version,
         "gpu": result.meta.gpu.name,

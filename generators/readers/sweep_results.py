@@ -91,6 +91,17 @@ RESULTS_SCHEMA = {
     "p2_gpu_q3_ns": "its third quartile, process 2, ns",
     "gpu_process_ratio": "process 2's graph median / process 1's",
     "headroom_bytes": "the device's memory less the allocator's peak reservation, bytes",
+    "p1_warmup": "warm-up steps before timing, process 1 (the same as warmup)",
+    "p2_warmup": "warm-up steps before timing, process 2",
+    "p1_warmup_ns": "summed wall time of process 1's warm-up steps, ns (None: not recorded)",
+    "p2_warmup_ns": "the same, process 2, ns",
+    "p1_first_ns": "wall time of process 1's first step (the first warm-up step), ns (None: not recorded)",
+    "p2_first_ns": "the same, process 2, ns",
+    "p1_position": "the cell's place among the cells its process 1 ran, from 0 (None: not recorded)",
+    "p2_position": "the same, process 2",
+    "p2_peak_memory_bytes": "peak GPU memory allocated in process 2, bytes",
+    "p1_sm_clocks": "the SM clock nvidia-smi read before and after the cell, process 1 (as written: '1980 MHz')",
+    "p2_sm_clocks": "the same, process 2",
 }
 
 
@@ -106,6 +117,12 @@ class Process(msgspec.Struct, frozen=True):
     event_median_ms: float | None = None
     warmup_steady: bool | None = None
     warmup_rule: dict[str, float | int | str | bool] | None = None
+    warmup: int | None = None
+    warmup_samples_ms: list[float] = []
+    position: int | None = None
+    peak_memory_bytes: int | None = None
+    state_before: dict[str, str | int | float] | None = None
+    state_after: dict[str, str | int | float] | None = None
 
 
 class Record(msgspec.Struct, frozen=True):
@@ -209,7 +226,23 @@ def _row(r: Record) -> dict:
         "p2_gpu_q3_ns": _ns(second.graph_event_q3_ms) if second else None,
         "gpu_process_ratio": r.graph_process_ratio,
         "headroom_bytes": r.headroom_bytes,
+        **_process_columns("p1", first),
+        **_process_columns("p2", second),
     }
+
+
+def _process_columns(prefix: str, p: Process | None) -> dict:
+    samples = p.warmup_samples_ms if p else []
+    out = {
+        f"{prefix}_warmup": p.warmup if p else None,
+        f"{prefix}_warmup_ns": _ns(sum(samples)) if samples else None,
+        f"{prefix}_first_ns": _ns(samples[0]) if samples else None,
+        f"{prefix}_position": p.position if p else None,
+        f"{prefix}_sm_clocks": [str(st.get("clocks.sm")) for st in (p.state_before, p.state_after) if st] if p else [],
+    }
+    if prefix == "p2":
+        out["p2_peak_memory_bytes"] = p.peak_memory_bytes if p else None
+    return out
 
 
 def _check(path: Path, i: int, r: Record, seen: set) -> None:
@@ -286,4 +319,53 @@ def read_repeat(path: Path):
             }
         )
     columns = ["size", "seq_len", "pass", "status", "median_ns", "gpu_median_ns", "enqueue_median_ns"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+class DiagRecord(msgspec.Struct, frozen=True):
+    size: str
+    seq_len: int
+    status: str
+    pass_: str = msgspec.field(name="pass")
+    median_ms: float | None = None
+    graph_event_median_ms: float | None = None
+    peak_memory_bytes: int | None = None
+
+
+class DiagFile(msgspec.Struct, frozen=True):
+    order_forward: list[DiagRecord] = []
+    order_reversed: list[DiagRecord] = []
+    bf16_weights: list[DiagRecord] = []
+
+
+#: the runs of ``diagnosis.json`` (``capture sweep-diag``), all in one process, in this order
+DIAG_RUNS = ("order_forward", "order_reversed", "bf16_weights")
+
+
+def read_diagnosis(path: Path):
+    """A sweep's ``diagnosis.json``: its cells timed in one process, in one order, in the
+    reverse order, then the inference cells with BF16 weights and no autocast. A DataFrame of
+    ``run`` (:data:`DIAG_RUNS`), ``size``, ``seq_len``, ``pass``, ``status``, ``median_ns``
+    (eager wall time), ``gpu_median_ns`` (CUDA-graph replay) and ``peak_memory_bytes``."""
+    import pandas as pd
+
+    doc = decode(path, DiagFile)
+    rows = []
+    for run in DIAG_RUNS:
+        for r in getattr(doc, run):
+            if r.pass_ not in PASSES or r.status not in STATUSES:
+                raise UserError(path, f"{run}: pass {r.pass_!r} or status {r.status!r} is not one the sweep writes")
+            rows.append(
+                {
+                    "run": run,
+                    "size": r.size,
+                    "seq_len": r.seq_len,
+                    "pass": r.pass_,
+                    "status": r.status,
+                    "median_ns": _ns(r.median_ms),
+                    "gpu_median_ns": _ns(r.graph_event_median_ms),
+                    "peak_memory_bytes": r.peak_memory_bytes,
+                }
+            )
+    columns = ["run", "size", "seq_len", "pass", "status", "median_ns", "gpu_median_ns", "peak_memory_bytes"]
     return pd.DataFrame(rows, columns=columns)

@@ -12,6 +12,8 @@ Pure: tables and per-trace summaries in, tables out.
   summed over the sizes with a trace at that length, ranked by summed time; ``share`` is
   of all the forward kernel time of those cells (GEMMs included). ``non_gemm_cells`` says
   which cells each length sums.
+* ``non_gemm_by_cell``: the same per inference cell (size and length), not summed: each
+  cell's top non-GEMM kernels, ``share`` of that cell's forward kernel time.
 * ``slopes``: per size and pass, the least-squares slope of log(time) against
   log(sequence length) (1: time grows linearly with the length, 2: quadratically), from the
   traced step's kernel time (``kernel``, a GPU measurement in every cell) and from the
@@ -35,6 +37,7 @@ import pandas as pd
 
 from generators.analysis.kernel_names import name_table
 from generators.kinds.sweep import cells as C
+from generators.kinds.sweep import diagnosis as D
 from generators.kinds.sweep import flops as F
 from generators.kinds.sweep import monotonic as M
 from generators.kinds.sweep.traces import TraceSummary
@@ -48,6 +51,7 @@ class SweepAnalysis:
     dominant: pd.DataFrame
     non_gemm: pd.DataFrame
     non_gemm_cells: dict[int, list[str]]
+    non_gemm_by_cell: pd.DataFrame
     slopes: pd.DataFrame
     local_slopes: pd.DataFrame
     param_slopes: pd.DataFrame
@@ -57,6 +61,7 @@ class SweepAnalysis:
     falls: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=M.COLUMNS))
     stability: dict = field(default_factory=dict)
     repeat: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=M.REPEAT_COLUMNS))  # a 2nd capture
+    bf16: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=D.COLUMNS))  # diagnosis.json's test
 
     @property
     def name_rows(self) -> dict[str, dict]:
@@ -144,6 +149,33 @@ def _non_gemm(cells: pd.DataFrame, summaries: dict, categories: dict, top: int):
     return pd.DataFrame(rows, columns=columns), included
 
 
+def _non_gemm_by_cell(cells: pd.DataFrame, summaries: dict, categories: dict, top: int) -> pd.DataFrame:
+    """Per inference cell with a trace (size and length), its ``top`` non-GEMM kernels of the
+    forward pass by time; ``share`` of that cell's forward kernel time (GEMMs included)."""
+    rows = []
+    for c in cells[(cells["pass"] == "inference") & (cells["trace_status"] == "ok")].to_dict("records"):
+        t = C.range_table(summaries[c["key"]], "forward", categories)
+        total = int(t["total_ns"].sum())
+        other = t[t["category"] != "gemm"].groupby("name", sort=False)[["total_ns", "launches"]].sum().reset_index()
+        other = other.sort_values(["total_ns", "name"], ascending=[False, True], kind="stable")
+        for rank, r in enumerate(other.head(top).itertuples(), 1):
+            rows.append(
+                {
+                    "key": c["key"],
+                    "size": c["size"],
+                    "seq_len": int(c["seq_len"]),
+                    "rank": rank,
+                    "name": r.name,
+                    "category": categories[r.name],
+                    "total_ns": int(r.total_ns),
+                    "launches": int(r.launches),
+                    "share": int(r.total_ns) / total if total else np.nan,
+                }
+            )
+    columns = ["key", "size", "seq_len", "rank", "name", "category", "total_ns", "launches", "share"]
+    return pd.DataFrame(rows, columns=columns)
+
+
 def _slopes(cells: pd.DataFrame, sizes: pd.DataFrame):
     fits, local = [], []
     ran = cells[cells["status"] == "ok"]
@@ -187,7 +219,10 @@ def _slopes(cells: pd.DataFrame, sizes: pd.DataFrame):
     )
 
 
-PAIRED = ("status", "timing", "peak_memory_bytes", "memory_share", "gemm_fraction", "trace_status")
+PAIRED = (
+    "status", "timing", "peak_memory_bytes", "memory_share", "gemm_fraction", "trace_status",
+    "p2_peak_memory_bytes", "peak_factor", "p1_position", "p2_position",
+)  # fmt: skip
 
 
 def _by_size_seq(cells: pd.DataFrame) -> pd.DataFrame:
@@ -205,8 +240,11 @@ def _by_size_seq(cells: pd.DataFrame) -> pd.DataFrame:
 
 def _best(cells: pd.DataFrame) -> dict[str, str]:
     out = {}
-    for timing, g in cells.dropna(subset=["mfu"]).groupby("timing"):
+    measured = cells.dropna(subset=["mfu"])
+    for timing, g in measured.groupby("timing"):
         out[timing] = g.sort_values(["mfu", "key"], ascending=[False, True], kind="stable").iloc[0]["key"]
+    if len(measured):  # over every cell with a GPU time, whatever its eager class
+        out["gpu"] = measured.sort_values(["mfu", "key"], ascending=[False, True], kind="stable").iloc[0]["key"]
     return out
 
 
@@ -223,8 +261,10 @@ def analyse(results, meta_sizes: dict, summaries: dict, rules, config, peak: flo
     ).reset_index(drop=True)
     dominant = _dominant(table, traced, categories)
     non_gemm, included = _non_gemm(table, traced, categories, config.top_non_gemm)
+    by_cell = _non_gemm_by_cell(table, traced, categories, config.top_non_gemm)
     slopes, local, by_params = _slopes(table, sizes)
-    shown = list(dict.fromkeys([*dominant["name"], *non_gemm["name"], *table["top_kernel"].dropna()]))
+    shown = [*dominant["name"], *non_gemm["name"], *by_cell["name"], *table["top_kernel"].dropna()]
+    shown = list(dict.fromkeys(shown))
     names = naming[naming["name"].isin(shown)].copy()
     names["order"] = names["name"].map({n: i for i, n in enumerate(shown)})
     names = names.sort_values("order", kind="stable").drop(columns="order").reset_index(drop=True)
@@ -235,6 +275,7 @@ def analyse(results, meta_sizes: dict, summaries: dict, rules, config, peak: flo
         dominant=dominant,
         non_gemm=non_gemm,
         non_gemm_cells=included,
+        non_gemm_by_cell=by_cell,
         slopes=slopes,
         local_slopes=local,
         param_slopes=by_params,

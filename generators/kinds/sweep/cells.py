@@ -113,6 +113,14 @@ def _trace_columns(row, summary: TraceSummary, categories: dict[str, str], d_hea
     out = {f"{p}_ns": int(t["total_ns"].sum()) for p, t in phases.items()}
     out.update(kernel_ns=kernel_ns, outside_ns=summary.kernel_ns - kernel_ns, gemm_ns=gemm_ns)
     out["gemm_fraction"] = gemm_ns / kernel_ns if kernel_ns else math.nan
+    for p, t in phases.items():  # per range: what each part of the step spends in GEMMs
+        g = int(t.loc[t["category"] == "gemm", "total_ns"].sum())
+        out[f"{p}_gemm_ns"] = g
+        out[f"{p}_gemm_fraction"] = g / out[f"{p}_ns"] if out[f"{p}_ns"] else math.nan
+    if "optimizer" in phases:
+        fb = out["forward_ns"] + out["backward_ns"]
+        out["fb_gemm_fraction"] = (out["forward_gemm_ns"] + out["backward_gemm_ns"]) / fb if fb else math.nan
+        out["optimizer_share"] = out["optimizer_ns"] / kernel_ns if kernel_ns else math.nan
     if len(step):
         per_name = step.groupby("name", sort=False)[["total_ns", "launches"]].sum().reset_index()
         top = per_name.sort_values(["total_ns", "name"], ascending=[False, True], kind="stable").iloc[0]
@@ -140,7 +148,8 @@ def _trace_columns(row, summary: TraceSummary, categories: dict[str, str], d_hea
 TRACE_COLUMNS = [
     "top_kernel", "top_ns", "top_launches", "top_share", "kernel_ns", "forward_ns", "backward_ns", "optimizer_ns",
     "backward_ratio", "outside_ns", "gemm_ns",
-    "gemm_fraction", "softmax_cast_share",
+    "gemm_fraction", "forward_gemm_ns", "backward_gemm_ns", "optimizer_gemm_ns", "forward_gemm_fraction",
+    "backward_gemm_fraction", "optimizer_gemm_fraction", "fb_gemm_fraction", "optimizer_share", "softmax_cast_share",
     "scores_ns", "softmax_ns", "matmul_ns", "qk_ns", "pv_ns", "attn_gemm_ns", "attention_share",
     "softmax_ratio", "flop_ratio", "per_flop",
 ]  # fmt: skip
@@ -149,13 +158,16 @@ COLUMNS = [
     "median_ns", "q1_ns", "q3_ns", "min_ns", "max_ns", "event_median_ns", "event_q1_ns", "event_q3_ns",
     "enqueue_median_ns", "p2_median_ns", "process_ratio", "reps", "warmup", "warmup_steady", "p2_warmup_steady",
     "spread", "busy_share", "enqueue_share", "event_wall", "timing", "unstable_by",
-    "flops", "tokens_per_s", "mfu", "mfu_kernel", "trace_kernel_ns", "trace_kernels", "peak_memory_bytes",
+    "flops", "tokens_per_s", "mfu", "eager_tokens_per_s", "eager_mfu", "mfu_kernel", "trace_kernel_ns",
+    "trace_kernels", "peak_memory_bytes",
     "memory_share",
     "error", "oom_phase", "oom_requested_bytes", "oom_requested_text", "oom_peak_allocated_bytes", "oom_total_bytes",
     "oom_asked_bytes", "trace", "trace_status", "trace_detail", *TRACE_COLUMNS,
     "p1_q1_ns", "p1_q3_ns", "p2_q1_ns", "p2_q3_ns", "graph_status", "gpu_median_ns", "gpu_q1_ns", "gpu_q3_ns",
     "p2_gpu_median_ns", "p2_gpu_q1_ns", "p2_gpu_q3_ns", "gpu_process_ratio", "gpu_spread", "headroom_bytes",
-    "headroom_share",
+    "headroom_share", "p2_peak_memory_bytes", "peak_factor", "p1_position", "p2_position",
+    "p1_warmup", "p2_warmup", "p1_warmup_outcome", "p2_warmup_outcome", "p1_first_ns", "p2_first_ns",
+    "p1_first_ratio", "p2_first_ratio", "p1_sm_clocks", "p2_sm_clocks",
 ]  # fmt: skip
 
 
@@ -180,8 +192,19 @@ def cells(results, sizes: dict, summaries: dict, categories: dict[str, str], con
         n = F.step_flops(rec["pass"], size.d_model, size.d_ff, size.n_layers, size.vocab, rec["batch"], rec["seq_len"])
         row["flops"] = n
         event_s = rec["event_median_ns"] * 1e-9 if rec["status"] == "ok" else math.nan
-        row["tokens_per_s"] = rec["tokens"] / event_s if rec["status"] == "ok" else math.nan
-        row["mfu"] = n / event_s / peak if rec["status"] == "ok" else math.nan
+        row["eager_tokens_per_s"] = rec["tokens"] / event_s if rec["status"] == "ok" else math.nan
+        row["eager_mfu"] = n / event_s / peak if rec["status"] == "ok" else math.nan
+        # the measure: the step's GPU time (CUDA-graph replay); none where the graph did not run
+        gpu_s = _mul(rec["gpu_median_ns"], 1e-9) if rec["status"] == "ok" else None
+        row["tokens_per_s"] = _ratio(rec["tokens"], gpu_s)
+        row["mfu"] = _ratio(n / peak, gpu_s)
+        peaks = [v for v in (rec["peak_memory_bytes"], rec["p2_peak_memory_bytes"]) if not _missing(v)]
+        row["peak_factor"] = max(peaks) / min(peaks) if len(peaks) == 2 and min(peaks) > 0 else math.nan
+        rule = rec["warmup_rule"] if isinstance(rec["warmup_rule"], dict) else {}
+        steady = {"p1": rec["warmup_steady"], "p2": rec["p2_warmup_steady"]}
+        for p, median in (("p1", rec["median_ns"]), ("p2", rec["p2_median_ns"])):
+            row[f"{p}_warmup_outcome"] = warmup_outcome(steady[p], rec[f"{p}_warmup"], rule)
+            row[f"{p}_first_ratio"] = _ratio(rec[f"{p}_first_ns"], median)
         row["mfu_kernel"] = _ratio(n / peak, _mul(rec["trace_kernel_ns"], 1e-9))
         row["memory_share"] = _ratio(rec["peak_memory_bytes"], gpu_memory)
         asked = [rec["oom_peak_allocated_bytes"], rec["oom_requested_bytes"]]
@@ -199,6 +222,26 @@ def cells(results, sizes: dict, summaries: dict, categories: dict[str, str], con
                 row.update(_trace_columns(row, summary, categories, d_head, config))
         rows.append(row)
     return pd.DataFrame(rows, columns=COLUMNS)
+
+
+def warmup_outcome(steady, steps, rule: dict) -> str | None:
+    """How a process's warm-up ended: ``steady`` (the rule's window agreed), ``cap_steps`` (it
+    reached ``max_warmup`` steps), ``cap_time`` (it stopped short of them: ``max_warmup_s``
+    ran out), ``capped`` (not steady, no rule recorded); None where the process did not time
+    the cell."""
+    if steady is None or _missing(steady):
+        return None
+    if steady:
+        return "steady"
+    if _missing(steps) or not rule.get("max_warmup"):
+        return "capped"
+    # short of the step cap, only the time cap stops an unsteady warm-up (the summed step times
+    # may fall a little short of it: the rule's clock also runs between the steps)
+    return "cap_steps" if steps >= rule["max_warmup"] else "cap_time"
+
+
+def _missing(v) -> bool:
+    return v is None or (isinstance(v, float) and math.isnan(v))
 
 
 def _sub(a, b):

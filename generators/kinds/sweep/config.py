@@ -9,6 +9,7 @@ Written by ``python -m generators new-report --kind sweep``; edit it by hand::
     peak_dtype: bf16             # the measured matmul peak model FLOPs utilisation divides by
     results: results.json        # the capture's results, relative to the version folder
     repeat: repeat.jsonl         # optional: a second run of the same capture command (per-cell lines)
+    diagnosis: diagnosis.json    # optional: the BF16-weights test of the capture's sweep-diag
     top_non_gemm: 5              # non-GEMM kernels listed per sequence length
     stability:                   # when a cell's time is a GPU measurement (see analysis.py)
       min_busy_share: 0.85       # kernel time of the traced step ÷ step time at least this
@@ -44,6 +45,7 @@ class Config(ReportBase, tag="sweep"):
     peak_dtype: Dtype = "bf16"
     results: str = "results.json"
     repeat: str = "repeat.jsonl"  # optional: a second capture's per-cell lines, compared with this one
+    diagnosis: str = "diagnosis.json"  # optional: the BF16-weights test (capture sweep-diag)
     top_non_gemm: int = 5
     stability: Stability = Stability()
     softmax_ops_per_element: float = 5.0

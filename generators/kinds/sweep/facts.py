@@ -89,7 +89,23 @@ CELL_FACTS = {
     "gpu_process_ratio": ("gpu_process_ratio", "count"),
     "headroom_bytes": ("headroom", "bytes"),
     "headroom_share": ("headroom_share", "fraction"),
+    "eager_tokens_per_s": ("eager_tokens_per_s", "tokens_per_s"),
+    "eager_mfu": ("eager_mfu", "fraction"),
+    "forward_gemm_fraction": ("gemm_forward", "fraction"),
+    "backward_gemm_fraction": ("gemm_backward", "fraction"),
+    "optimizer_gemm_fraction": ("gemm_optimizer", "fraction"),
+    "fb_gemm_fraction": ("gemm_fb", "fraction"),
+    "optimizer_share": ("optimizer_share", "fraction"),
+    "p2_peak_memory_bytes": ("peak_memory2", "bytes"),
+    "peak_factor": ("peak_factor", "count"),
+    "p1_first_ns": ("first", "ns"),
+    "p2_first_ns": ("first2", "ns"),
+    "p1_first_ratio": ("first_ratio", "count"),
+    "p2_first_ratio": ("first_ratio2", "count"),
 }
+#: two processes' peak memory of one cell differ when the larger exceeds the smaller by more than this
+MEMORY_DIFFER = 0.05
+WARMUP_OUTCOMES = ("steady", "cap_steps", "cap_time", "capped")
 #: the grid's stability (``monotonic.stability``) as facts ``stability.<name>``
 STABILITY_FACTS = {
     "cells_two_processes": "count",
@@ -194,6 +210,149 @@ def _aggregates(a) -> dict[str, Quantity]:
     return out
 
 
+def _count(n) -> Quantity:
+    return Quantity(int(n), "count")
+
+
+def _gemm(a) -> dict[str, Quantity]:
+    """Per-range GEMM shares over the training cells, and training against inference per
+    size and length (the decomposition the GEMM-fraction sentences state)."""
+    c = a.cells[a.cells["trace_status"] == "ok"]
+    train = c[c["pass"] == "train"]
+    out = {"gemm.train_cells": _count(len(train))}
+    out["gemm.backward_above_forward"] = _count(
+        (train["backward_gemm_fraction"] > train["forward_gemm_fraction"]).sum()
+    )
+    for column, name in (
+        ("forward_gemm_fraction", "gemm_forward"),
+        ("backward_gemm_fraction", "gemm_backward"),
+        ("optimizer_gemm_fraction", "gemm_optimizer"),
+        ("fb_gemm_fraction", "gemm_fb"),
+    ):
+        _range(out, f"gemm_fraction.{name}", train[column], "fraction")
+    inference = c[c["pass"] == "inference"].set_index(["size", "seq_len"])["gemm_fraction"]
+    pairs = train[[(s, q) in inference.index for s, q in zip(train["size"], train["seq_len"])]]
+    inf = [inference[(s, q)] for s, q in zip(pairs["size"], pairs["seq_len"])]
+    below = pairs["gemm_fraction"].to_numpy() < np.array(inf, dtype=float)
+    out["gemm.pairs"] = _count(len(pairs))
+    out["gemm.train_below_inference"] = _count(below.sum())
+    out["gemm.fb_not_below_inference"] = _count((pairs["fb_gemm_fraction"].to_numpy() >= np.array(inf)).sum())
+    _range(out, "gemm.below.optimizer_share", pairs.loc[below, "optimizer_share"], "fraction")
+    _range(out, "gemm.not_below.optimizer_share", pairs.loc[~below, "optimizer_share"], "fraction")
+    return out
+
+
+def _gpu_time(a) -> dict[str, Quantity]:
+    """Throughput and MFU by the GPU time; the cells that ran without one."""
+    ran = a.cells[a.cells["status"] == "ok"]
+    gpu = ran[ran["mfu"].notna()]
+    out = {"cells.gpu_time": _count(len(gpu)), "cells.no_gpu_time": _count(len(ran) - len(gpu))}
+    _range(out, "mfu", gpu["mfu"], "fraction")
+    for pass_ in ("inference", "train"):
+        _range(out, f"mfu.{pass_}", gpu.loc[gpu["pass"] == pass_, "mfu"], "fraction")
+    _range(out, "tokens_per_s", gpu["tokens_per_s"], "tokens_per_s")
+    _range(out, "gpu_over_eager", gpu["eager_tokens_per_s"] / gpu["tokens_per_s"], "fraction")
+    for timing, name in TIMINGS.items():
+        _range(out, f"eager_mfu.{name}", ran.loc[ran["timing"] == timing, "eager_mfu"], "fraction")
+    return out
+
+
+def _warmup(a) -> dict[str, Quantity]:
+    """How every timing process's warm-up ended (``cells.warmup_outcome``), the steps it took,
+    and the first step against the steady median."""
+    c = a.cells
+    outcomes = [*c["p1_warmup_outcome"], *c["p2_warmup_outcome"]]
+    steps = [*c["p1_warmup"], *c["p2_warmup"]]
+    out = {"warmup.processes": _count(sum(isinstance(o, str) for o in outcomes))}
+    for outcome in WARMUP_OUTCOMES:
+        out[f"warmup.{outcome}"] = _count(sum(o == outcome for o in outcomes))
+        _range(out, f"warmup.{outcome}.steps", [n for o, n in zip(outcomes, steps) if o == outcome], "count")
+    ratios = [r for r in (*c["p1_first_ratio"], *c["p2_first_ratio"]) if _finite(r)]
+    out["warmup.first_recorded"] = _count(len(ratios))
+    out["warmup.first_slower"] = _count(sum(r > 1 for r in ratios))
+    _range(out, "first_ratio", ratios, "count")
+    return out
+
+
+def _memory(a) -> dict[str, Quantity]:
+    ran = a.cells[a.cells["status"] == "ok"]
+    both = ran[ran["peak_factor"].notna()]
+    out = {
+        "memory.cells_two_processes": _count(len(both)),
+        "memory.differ": _count((both["peak_factor"] > 1 + MEMORY_DIFFER).sum()),
+        "memory.differ_threshold": Quantity(MEMORY_DIFFER, "fraction"),
+        "memory.position_recorded": _count(ran["p1_position"].notna().sum()),
+        "memory.first_in_process": _count((ran["p1_position"] == 0).sum()),
+        "memory.after_others": _count((ran["p1_position"] > 0).sum()),
+    }
+    _range(out, "memory.peak_factor", both["peak_factor"], "count")
+    return out
+
+
+def _by_length(a) -> dict[str, Quantity]:
+    """Counts per sequence length (``ran.seq.<n>``, ``<timing>.seq.<n>``) and the per-size
+    trends that the scaling and phase sentences state as causes."""
+    c = a.cells
+    ran = c[c["status"] == "ok"]
+    out = {}
+    for seq in a.seqs:
+        at = ran[ran["seq_len"] == seq]
+        out[f"ran.seq.{seq}"] = _count(len(at))
+        for timing, name in TIMINGS.items():
+            out[f"{name}.seq.{seq}"] = _count((at["timing"] == timing).sum())
+    traced = ran[ran["trace_status"] == "ok"]
+    varying, rising, falling, groups, sizes_opt, factors = 0, 0, 0, 0, 0, []
+    for (_size, pass_), g in traced.groupby(["size", "pass"], sort=False):
+        g = g.sort_values("seq_len")
+        if pass_ == "inference":
+            varying += int(g["trace_kernels"].nunique() > 1)
+            groups += 1
+            rising += int(bool((g["attention_share"].diff().dropna() > 0).all()))
+        else:
+            sizes_opt += 1
+            falling += int(bool((g["optimizer_share"].diff().dropna() < 0).all()))
+            factors.append(g["optimizer_ns"].max() / g["optimizer_ns"].min())
+    out["kernels.inference.length_varying"] = _count(varying)
+    out["attention_share.sizes"] = _count(groups)
+    out["attention_share.rising_sizes"] = _count(rising)
+    out["optimizer_share.sizes"] = _count(sizes_opt)
+    out["optimizer_share.falling_sizes"] = _count(falling)
+    _range(out, "optimizer.length_factor", factors, "count")
+    rank = {s: i for i, s in enumerate(a.sizes["size"])}
+    mono, n = 0, 0
+    for _key, g in traced.groupby(["seq_len", "pass"], sort=False):
+        g = g.sort_values("size", key=lambda col: col.map(rank))
+        n += 1
+        mono += int(bool((g["mfu_kernel"].diff().dropna() > 0).all()))
+    out["mfu_kernel.groups"] = _count(n)
+    out["mfu_kernel.rising_with_size"] = _count(mono)
+    clocks = [x for col in ("p1_sm_clocks", "p2_sm_clocks") for v in c[col] if isinstance(v, list) for x in v]
+    out["gpu_state.readings"] = _count(len(clocks))
+    return out
+
+
+def _diagnosis(a) -> dict[str, Quantity]:
+    d = a.bf16
+    if d.empty:
+        return {}
+    order_gpu = d[["fp32_gpu_ns", "fp32_rev_gpu_ns"]].max(axis=1) / d[["fp32_gpu_ns", "fp32_rev_gpu_ns"]].min(axis=1)
+    order_step = d[["fp32_step_ns", "fp32_rev_step_ns"]].max(axis=1) / d[["fp32_step_ns", "fp32_rev_step_ns"]].min(
+        axis=1
+    )
+    out = {"diag.cells": _count(len(d)), "diag.gpu_faster": _count((d["gpu_ratio"] < 1).sum())}
+    out["diag.step_faster"] = _count((d["step_ratio"] < 1).sum())
+    _range(out, "diag.gpu_ratio", d["gpu_ratio"], "fraction")
+    _range(out, "diag.step_ratio", d["step_ratio"], "fraction")
+    _range(out, "diag.order_gpu_factor", order_gpu, "count")
+    _range(out, "diag.order_step_factor", order_step, "count")
+    for r in d.to_dict("records"):
+        for column, name in (("fp32_gpu_ns", "fp32_gpu"), ("bf16_gpu_ns", "bf16_gpu"), ("gpu_ratio", "gpu_ratio")):
+            if _finite(r[column]):
+                dim = "fraction" if name == "gpu_ratio" else "ns"
+                out[f"diag.{r['key']}.{name}"] = Quantity(float(r[column]), dim)
+    return out
+
+
 def _slopes(a) -> dict[str, Quantity]:
     out = {}
     for r in a.slopes.to_dict("records"):
@@ -229,6 +388,12 @@ def _kernels(a) -> dict[str, Quantity]:
         out[f"non_gemm.{r['seq_len']}.{r['rank']}.time"] = Quantity(r["total_ns"], "ns")
     train = a.cells[(a.cells["pass"] == "train") & (a.cells["trace_status"] == "ok")]
     _range(out, "optimizer_share", train["optimizer_ns"] / train["kernel_ns"], "fraction")
+    by_cell = a.non_gemm_by_cell
+    firsts = by_cell[by_cell["rank"] == 1]
+    out["non_gemm_cell.cells"] = _count(len(firsts))
+    for category in sorted(set(categories.values())):
+        out[f"non_gemm_cell.first.{category}"] = _count((firsts["category"] == category).sum())
+    _range(out, "non_gemm_cell.first.share", firsts["share"], "fraction")
     return out
 
 
@@ -267,4 +432,13 @@ def _setup(result) -> dict[str, Quantity]:
 def facts(result) -> dict[str, Quantity]:
     a = result.analysis
     out = {**_setup(result), **_cells(a), **_aggregates(a), **_slopes(a), **_kernels(a), **_stability(a)}
+    out.update({**_gemm(a), **_gpu_time(a), **_warmup(a), **_memory(a), **_diagnosis(a), **_by_length(a)})
+    max_sm = result.meta.gpu.nvidia_smi.get("clocks.max.sm")
+    clocks = [x for col in ("p1_sm_clocks", "p2_sm_clocks") for v in a.cells[col] if isinstance(v, list) for x in v]
+    out["gpu_state.at_max_clock"] = _count(sum(x == max_sm for x in clocks))
+    rule = result.warmup_rule or {}
+    caps = (("max_warmup", "max_steps", 1), ("max_warmup_s", "max_time", 1e9), ("window", "window", 1))
+    for key, name, scale in caps:
+        if isinstance(rule.get(key), (int, float)):
+            out[f"warmup.{name}"] = Quantity(float(rule[key]) * scale, "ns" if scale != 1 else "count")
     return {k: q for k, q in out.items() if math.isfinite(q.value)}

@@ -101,7 +101,7 @@ def inputs(cat: Catalog, options: dict[str, str]) -> list[Path]:
     ref, config = report_model.ref_and_config(cat, options, Config)
     peaks_ref = _peaks_ref(cat, ref, config)
     paths = [cat.config_path(ref.report), cat.rules_path, cat.file(ref, config.results), cat.file(ref, layout.META)]
-    paths.append(cat.file(ref, config.repeat))
+    paths += [cat.file(ref, config.repeat), cat.file(ref, config.diagnosis)]
     paths += [cat.file(peaks_ref, layout.PEAKS), cat.file(peaks_ref, layout.META)]
     return [p for p in paths if p.is_file()] + trace_files(cat, options)
 
@@ -157,6 +157,11 @@ def assemble(cat: Catalog, ref: ReportRef, config: Config, summaries: dict, rule
         again = sweep_results.read_repeat(repeat_path)
         result.stability.update(repeat_agreement(result.cells, again))
         result = replace(result, repeat=repeat_cells(result.cells, again))
+    diagnosis_path = cat.file(ref, config.diagnosis)
+    if diagnosis_path.is_file():  # the BF16-weights test, timed beside the sweep
+        from generators.kinds.sweep.diagnosis import bf16_weights
+
+        result = replace(result, bf16=bf16_weights(sweep_results.read_diagnosis(diagnosis_path)))
     paths = {
         "version_folder": cat.display_version(ref),
         "results": cat.display(results_path),

@@ -156,7 +156,8 @@ PROCESSES_SHUFFLED = [
         "Every configuration runs in two sets of fresh processes: each set takes all configurations in its own "
         "shuffled order (the seed is in the capture's metadata), a few per process, so a configuration is timed "
         "twice, in two processes, at two positions and beside different neighbours. Warm-up stops when the last "
-        "five steps agree within a few percent after a minimum time (the warm-up rule in the setup). The traces "
+        "five steps agree within a few percent after a minimum time, or at a cap of steps or seconds (the "
+        "warm-up rule in the setup). The traces "
         "come from processes of their own after all timing (a profiler session slows every later launch)."
     ),
     N_(
@@ -176,11 +177,12 @@ PROCESSES_SHUFFLED = [
 
 METHOD = [
     N_(
-        "Timing (the capture's method): every step is warmed up until steady (the warm-up rule in the setup), then "
-        "{reps} steps are timed one by one. Each timed step: synchronise, record a CUDA event, read the host clock, "
-        "issue the step, read the host clock again (the host's issue time), record a second event, wait for it and "
-        "read the host clock (wall time). The table shows the median and quartiles of the wall times and the median "
-        "of the event times."
+        "Timing (the capture's method): each process warms the step up by the rule in the setup (until the last "
+        "steps agree, or until a cap of steps or seconds: the warm-up table says which ended each warm-up), "
+        "then {reps} steps are timed one by one. Each timed step: synchronise, record a CUDA event, read the host "
+        "clock, issue the step, read the host clock again (the host's issue time), record a second event, wait for "
+        "it and read the host clock (wall time). The table shows the median and quartiles of the wall times and the "
+        "median of the event times."
     ),
     PROCESSES_PER_SIZE,
     N_(
@@ -202,15 +204,18 @@ METHOD = [
         "2·d) + d + d·V."
     ),
     N_(
-        "MFU = model FLOPs ÷ the CUDA-event median ÷ the measured {dtype} matmul peak ({peak}, an {m} × {n} × {k} "
-        "matmul in {peaks}). The CUDA-event time is the GPU's own clock around the whole step, the time a user of "
-        "the step waits (it equals the wall time within {dev}); dividing by it keeps the host's idle gaps in, "
-        "which is what MFU means. MFU while kernels run divides by the summed kernel time instead, to show what "
-        "the GPU achieves when it has work."
+        "MFU = model FLOPs ÷ the step's GPU time ÷ the measured {dtype} matmul peak ({peak}, an {m} × {n} × {k} "
+        "matmul in {peaks}); tokens/s = tokens per step ÷ the GPU time. The GPU time is the CUDA-graph replay's "
+        "median: the step's kernels without the host's launch gaps, the time the GPU needs for the step. A cell "
+        "without a GPU time (its graph replay ran out of memory, or a version captured without replay) has no "
+        "MFU and no tokens/s; its eager time is shown with its class. The eager step's MFU divides by the eager "
+        "CUDA-event median (it equals the wall time within {dev}): in a host-bound cell the host's number. MFU "
+        "while kernels run divides by the traced eager step's summed kernel time."
     ),
     N_(
         "GEMM fraction: kernel time of the GEMM/GEMV category (the naming rules in {rules}) ÷ all kernel time of "
-        "the pass. Dominant kernel: the name with the most summed time in a pass of the traced step."
+        "the pass, and per range of the training step ÷ that range's kernel time. Dominant kernel: the name with "
+        "the most summed time in a pass of the traced step."
     ),
     N_(
         "Softmax against matmul: the {scores}, {softmax} and {matmul} ranges of the forward pass; the attention "
@@ -222,8 +227,10 @@ METHOD = [
         "neighbouring lengths; on log(parameters) per length for the parameter figure."
     ),
     N_(
-        "Memory: torch.cuda.max_memory_allocated over warm-up and timed steps. An out-of-memory cell shows the "
-        "allocation PyTorch's message names and what was allocated when it failed."
+        "Memory: torch.cuda.max_memory_allocated over warm-up and timed steps, reset before each cell but measured "
+        "in a process that may have run other cells before it (the position is recorded per process where the "
+        "capture wrote it). An out-of-memory cell shows the allocation PyTorch's message names and what was "
+        "allocated when it failed."
     ),
 ]
 

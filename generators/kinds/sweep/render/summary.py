@@ -59,13 +59,13 @@ def overview(result, tr: Translator, options: dict) -> object:
             dev=f("event_wall.max_dev"),
         ),
     ]
-    best = result.analysis.best.get("stable")
+    best = result.analysis.best.get("gpu")
     if best:
         items.append(
             tr.gettext(
                 N_(
-                    "Highest model FLOPs utilisation of a stable cell: {mfu}, {cell}, of the measured {dtype} "
-                    "peak {peak}."
+                    "Highest model FLOPs utilisation by the GPU time (CUDA-graph replay): {mfu}, {cell}, of the "
+                    "measured {dtype} peak {peak}."
                 ),
                 mfu=f(f"cell.{best}.mfu"),
                 cell=_cell_name(result, best, tr),
@@ -73,6 +73,8 @@ def overview(result, tr: Translator, options: dict) -> object:
                 peak=f("peak"),
             )
         )
+    else:
+        items.append(tr.gettext(N_("No cell of this version has a GPU time: no MFU or tokens/s is given.")))
     items.append(
         tr.gettext(
             N_(

@@ -54,38 +54,61 @@ def _records(result):
     return result.analysis.cells.to_dict("records")
 
 
+def _no_gpu_time(c, tr: Translator) -> str | None:
+    """The mark of a cell that ran without a GPU time: its eager time is all it has."""
+    if c["status"] != "ok" or not L.missing(c["gpu_median_ns"]):
+        return None
+    why = (
+        N_("no GPU time (the CUDA-graph replay ran out of memory): only the eager time, {timing}")
+        if c["graph_status"] == "oom"
+        else N_("no GPU time (not replayed as a CUDA graph): only the eager time, {timing}")
+    )
+    return tr.gettext(why, timing=L.timing(c, tr))
+
+
 def timing(result, tr: Translator, options: dict) -> object:
     t = TableBuilder("timing", tr)
     _identity(t)
-    t.col("median", N_("Median"), "ms").col("q1", N_("Q1"), "ms").col("q3", N_("Q3"), "ms")
+    t.col("gpu", N_("GPU time"), "ms").col("tokens", N_("Tokens/s (GPU time)"), "count")
+    t.col("median", N_("Eager step, median"), "ms").col("q1", N_("Q1"), "ms").col("q3", N_("Q3"), "ms")
     t.col("event", N_("CUDA events"), "ms").col("second", N_("Process 2"), "ms")
-    t.col("busy", N_("GPU busy"), "percent").col("tokens", N_("Tokens/s"), "count").col("timing", N_("Timing"))
+    t.col("busy", N_("GPU busy"), "percent").col("timing", N_("Eager timing"))
+    t.col("note", N_("Note"))
     for c in _records(result):
         t.row(
             key_of(c["key"]),
             c["size"],
             c["seq_len"],
             L.pass_label(c["pass"], tr),
+            L.value(c["gpu_median_ns"]),
+            L.value(c["tokens_per_s"]),
             *(L.value(c[k]) for k in ("median_ns", "q1_ns", "q3_ns", "event_median_ns", "p2_median_ns")),
             L.value(c["busy_share"]),
-            L.value(c["tokens_per_s"]),
             L.timing(c, tr) if c["status"] == "ok" else L.not_run(c, tr),
+            _no_gpu_time(c, tr),
         )
     s = result.config.stability
     note = tr.gettext(
         N_(
-            "Median, Q1 and Q3: wall time of one step over {reps} timed steps in the first process; CUDA "
-            "events: the GPU's own time between two events around the step; process 2: the median of a second, "
-            "fresh process. GPU busy: the traced step's summed kernel time ÷ the median. Host-bound: busy below "
-            "{busy}, the GPU waits for the host. Unstable: busy, but the two processes differ by more than a "
-            "factor {ratio} or Q1 and Q3 lie more than {spread} of the median apart. Stable: a GPU measurement "
-            "that repeats. Tokens/s: tokens per step ÷ the CUDA-event median."
+            "GPU time: the median CUDA-event time of the step captured once as a CUDA graph and replayed, "
+            "process 1: the GPU's time for the step's kernels without the host; tokens/s = tokens per step ÷ "
+            "the GPU time. Eager step: the wall time of one step run op by op, median, Q1 and Q3 over {reps} timed "
+            "steps in the first process; CUDA events: the GPU's own time between two events around the eager step; "
+            "process 2: the median of a second, fresh process. GPU busy: the traced step's summed kernel time ÷ "
+            "the eager median. Eager timing, the class of the eager time: host-bound when busy is below {busy} (the "
+            "GPU waits for the host: the eager time is the host's); unstable when busy but the two processes differ "
+            "by more than a factor {ratio} or Q1 and Q3 lie more than {spread} of the median apart; stable "
+            "otherwise."
         ),
         reps=fact(result, "reps", tr),
         busy=tr.percent(s.min_busy_share),
         ratio=tr.fixed(s.max_process_ratio, 2),
         spread=tr.percent(s.max_spread),
     )
+    if not result.facts.get("cells.gpu_time") or not result.facts["cells.gpu_time"].value:
+        note += " " + tr.gettext(
+            N_("This version has no GPU time (it was not replayed as a CUDA graph): only the eager times.")
+        )
     return fragment(t.build(), note + "\n")
 
 
@@ -123,9 +146,11 @@ def phases(result, tr: Translator, options: dict) -> object:
 def mfu(result, tr: Translator, options: dict) -> object:
     t = TableBuilder("mfu", tr)
     _identity(t)
-    t.col("flops", N_("Model FLOPs"), "tflop").col("event", N_("Step time, CUDA events"), "ms")
+    t.col("flops", N_("Model FLOPs"), "tflop").col("gpu", N_("GPU time"), "ms")
     t.col("mfu", N_("MFU"), "percent").col("kernel", N_("Kernel time"), "ms")
-    t.col("mfu_kernel", N_("MFU while kernels run"), "percent").col("timing", N_("Timing"))
+    t.col("mfu_kernel", N_("MFU while kernels run"), "percent")
+    t.col("event", N_("Eager step, CUDA events"), "ms").col("eager", N_("MFU of the eager step"), "percent")
+    t.col("timing", N_("Eager timing"))
     for c in _records(result):
         t.row(
             key_of(c["key"]),
@@ -133,18 +158,20 @@ def mfu(result, tr: Translator, options: dict) -> object:
             c["seq_len"],
             L.pass_label(c["pass"], tr),
             c["flops"],
-            L.value(c["event_median_ns"]),
+            L.value(c["gpu_median_ns"]),
             L.value(c["mfu"]),
             L.value(c["trace_kernel_ns"]),
             L.value(c["mfu_kernel"]),
+            L.value(c["event_median_ns"]),
+            L.value(c["eager_mfu"]),
             L.timing(c, tr) if c["status"] == "ok" else L.not_run(c, tr),
         )
     note = tr.gettext(
         N_(
-            "MFU: the pass's analytical FLOPs ÷ the CUDA-event median ÷ the measured {dtype} matmul peak "
-            "({peak}). MFU while kernels run divides by the traced step's summed kernel time instead: what "
-            "the GPU achieves while it has work. In a host-bound cell the first is the host's number, the "
-            "second the GPU's."
+            "MFU: the pass's analytical FLOPs ÷ the GPU time (CUDA-graph replay) ÷ the measured {dtype} matmul "
+            "peak ({peak}); a cell without a GPU time has none. MFU while kernels run divides by the traced "
+            "eager step's summed kernel time instead. MFU of the eager step divides by the eager step's "
+            "CUDA-event median: in a host-bound cell that is the host's number, not the GPU's."
         ),
         dtype=tr.gettext(vocab.DTYPES[result.peak.dtype]),
         peak=fact(result, "peak", tr),
@@ -175,10 +202,40 @@ def memory(result, tr: Translator, options: dict) -> object:
         )
     note = tr.gettext(
         N_(
-            "Peak memory allocated by PyTorch over the warm-up and timed steps "
+            "Peak memory allocated by PyTorch over the warm-up and timed steps of process 1 "
             "(torch.cuda.max_memory_allocated), against the {memory} the GPU reports."
         ),
         memory=fact(result, "gpu.memory", tr, "gib"),
+    )
+    return fragment(t.build(), note + "\n")
+
+
+def memory_position(result, tr: Translator, options: dict) -> object:
+    """Per cell that ran: both processes' peak memory, where the cell ran in each process."""
+    t = TableBuilder("memory_position", tr)
+    _identity(t)
+    t.col("p1", N_("Peak, process 1"), "gib").col("pos1", N_("Cells before it, process 1"), "count")
+    t.col("p2", N_("Peak, process 2"), "gib").col("pos2", N_("Cells before it, process 2"), "count")
+    t.col("factor", N_("Larger ÷ smaller"), "count2")
+    for c in _records(result):
+        if c["status"] != "ok":
+            continue
+        t.row(
+            key_of(c["key"]),
+            c["size"],
+            c["seq_len"],
+            L.pass_label(c["pass"], tr),
+            L.value(c["peak_memory_bytes"]),
+            L.value(c["p1_position"]),
+            L.value(c["p2_peak_memory_bytes"]),
+            L.value(c["p2_position"]),
+            L.value(c["peak_factor"]),
+        )
+    note = tr.gettext(
+        N_(
+            "Each process ran a few cells one after another; a cell's peak is measured after the cells before it "
+            "in the same process (0: the first in a fresh process). Larger ÷ smaller: the two processes' peaks."
+        )
     )
     return fragment(t.build(), note + "\n")
 
@@ -256,18 +313,36 @@ def gemm(result, tr: Translator, options: dict) -> object:
     t = TableBuilder("gemm", tr)
     _identity(t, with_pass=False)
     t.col("inference", N_("Inference"), "percent").col("train", N_("Training step"), "percent")
+    t.col("forward", N_("Training: forward"), "percent").col("backward", N_("Training: backward"), "percent")
+    t.col("optimizer", N_("Training: optimizer"), "percent")
+    t.col("fb", N_("Training: forward + backward"), "percent")
+    t.col("optimizer_share", N_("Optimizer share of the step"), "percent")
+    cells = {c["key"]: c for c in _records(result)}
     for r in result.analysis.by_size_seq.to_dict("records"):
+        c = cells.get(r["train.key"]) or {}
         t.row(
             key_of(r["size"], r["seq_len"]),
             r["size"],
             r["seq_len"],
             L.value(r["inference.gemm_fraction"]),
             L.value(r["train.gemm_fraction"]),
+            *(
+                L.value(c.get(k))
+                for k in (
+                    "forward_gemm_fraction",
+                    "backward_gemm_fraction",
+                    "optimizer_gemm_fraction",
+                    "fb_gemm_fraction",
+                    "optimizer_share",
+                )
+            ),
         )
     note = tr.gettext(
         N_(
-            "Share of the pass's kernel time in GEMM kernels (category GEMM/GEMV of the naming rules): "
-            "inference, the forward range; training, the forward, backward and optimizer ranges."
+            "Share of kernel time in GEMM kernels (category GEMM/GEMV of the naming rules): inference, the forward "
+            "range; training step, the forward, backward and optimizer ranges together; then each range of the "
+            "training step on its own, forward and backward together, and the optimizer range's share of the "
+            "step's kernel time."
         )
     )
     return fragment(t.build(), note + "\n", _notes(_records(result), tr))
@@ -394,7 +469,8 @@ def stability(result, tr: Translator, options: dict) -> object:
     t.col("step_ratio", N_("Factor"), "count2").col("spread", N_("Spread"), "percent")
     t.col("gpu1", N_("GPU, process 1"), "ms").col("gpu2", N_("GPU, process 2"), "ms")
     t.col("gpu_ratio", N_("Factor"), "count2").col("gpu_spread", N_("Spread"), "percent")
-    t.col("headroom", N_("Memory headroom"), "gib").col("note", N_("Note"))
+    t.col("headroom", N_("Memory headroom"), "gib")
+    t.col("warmup1", N_("Warm-up, process 1")).col("warmup2", N_("Warm-up, process 2")).col("note", N_("Note"))
     for c in _records(result):
         if c["status"] != "ok":
             continue
@@ -417,6 +493,8 @@ def stability(result, tr: Translator, options: dict) -> object:
             L.value(c["gpu_process_ratio"]),
             L.value(c["gpu_spread"]),
             L.value(c["headroom_bytes"]),
+            warmup_outcome(c, "p1", tr),
+            warmup_outcome(c, "p2", tr),
             note,
         )
     note = tr.gettext(
@@ -425,7 +503,9 @@ def stability(result, tr: Translator, options: dict) -> object:
             "process 1) and process 1's spread, (Q3 − Q1) ÷ median. GPU: the same step captured once as a CUDA graph "
             "and replayed, timed with CUDA events: the GPU's time for the step's kernels without the host. Memory "
             "headroom: the GPU's memory less the allocator's peak reservation; below {near} of it a cell is near the "
-            "limit, where a run on another machine may run out of memory."
+            "limit, where a run on another machine may run out of memory. Warm-up: how each process's warm-up "
+            "ended before the timed steps: steady (the last steps agreed, the rule in the setup) or stopped at "
+            "the rule's cap of steps or seconds without agreeing."
         ),
         near=fact(result, "near_limit", tr),
     )
@@ -481,5 +561,128 @@ def repeat(result, tr: Translator, options: dict) -> object:
             "time. Factor: the highest of the cell's medians ÷ the lowest. A run is host-limited when the host's "
             "median time to enqueue one eager step reaches the step's GPU time."
         )
+    )
+    return fragment(t.build(), note + "\n")
+
+
+WARMUP_OUTCOMES = {
+    "steady": N_("steady after {steps} steps"),
+    "cap_steps": N_("not steady: stopped at the {steps}-step cap"),
+    "cap_time": N_("not steady: stopped at the time cap after {steps} steps"),
+    "capped": N_("not steady after {steps} steps"),
+}
+
+
+def warmup_outcome(c, process: str, tr: Translator) -> str | None:
+    outcome = c[f"{process}_warmup_outcome"]
+    if not isinstance(outcome, str):
+        return None
+    return tr.gettext(WARMUP_OUTCOMES[outcome], steps=tr.integer(int(c[f"{process}_warmup"])))
+
+
+def warmup(result, tr: Translator, options: dict) -> object:
+    """Per cell and pass: each process's first step against its steady (timed) median."""
+    t = TableBuilder("warmup", tr)
+    _identity(t)
+    t.col("first1", N_("First step, process 1"), "ms").col("steady1", N_("Steady, process 1"), "ms")
+    t.col("ratio1", N_("First ÷ steady"), "count2")
+    t.col("first2", N_("First step, process 2"), "ms").col("steady2", N_("Steady, process 2"), "ms")
+    t.col("ratio2", N_("First ÷ steady"), "count2")
+    t.col("outcome1", N_("Warm-up, process 1")).col("outcome2", N_("Warm-up, process 2"))
+    for c in _records(result):
+        if c["status"] != "ok":
+            continue
+        t.row(
+            key_of(c["key"]),
+            c["size"],
+            c["seq_len"],
+            L.pass_label(c["pass"], tr),
+            L.value(c["p1_first_ns"]),
+            L.value(c["median_ns"]),
+            L.value(c["p1_first_ratio"]),
+            L.value(c["p2_first_ns"]),
+            L.value(c["p2_median_ns"]),
+            L.value(c["p2_first_ratio"]),
+            warmup_outcome(c, "p1", tr),
+            warmup_outcome(c, "p2", tr),
+        )
+    note = tr.gettext(
+        N_(
+            "First step: the wall time of the first eager step a process ran of the cell (its first warm-up step); "
+            "steady: the median of its timed steps after the warm-up. Eager steps: in a host-bound cell both are "
+            "the host's times."
+        )
+    )
+    return fragment(t.build(), note + "\n")
+
+
+def non_gemm_cells(result, tr: Translator, options: dict) -> object:
+    """Per size and length (inference forward): its own top non-GEMM kernels."""
+    names = result.analysis.name_rows
+    t = TableBuilder("non_gemm_cells", tr)
+    t.col("size", N_("Size"), style="code").col("seq", N_("Length"), "count").col("rank", N_("#"), "count")
+    t.col("kernel", N_("Kernel")).col("category", N_("Category")).col("share", N_("Time share"), "percent")
+    t.col("time", N_("Total"), "ms").col("launches", N_("Launches"), "count")
+    for r in result.analysis.non_gemm_by_cell.to_dict("records"):
+        t.row(
+            key_of(r["size"], r["seq_len"], r["name"]),
+            r["size"],
+            r["seq_len"],
+            r["rank"],
+            L.kernel(names, r["name"], tr),
+            L.category(names, r["name"], tr),
+            r["share"],
+            r["total_ns"],
+            r["launches"],
+        )
+    note = tr.gettext(
+        N_(
+            "Inference forward pass of each size and length on its own: its {top} non-GEMM kernels with the most "
+            "time, as a share of that cell's forward kernel time (GEMMs included)."
+        ),
+        top=tr.integer(result.config.top_non_gemm),
+    )
+    return fragment(t.build(), note + "\n")
+
+
+def bf16(result, tr: Translator, options: dict) -> object:
+    """diagnosis.json's BF16-weights test: FP32 weights under autocast against BF16 weights."""
+    t = TableBuilder("bf16", tr)
+    _identity(t)
+    t.col("fp32", N_("GPU time, FP32 weights + autocast"), "ms")
+    t.col("fp32_rev", N_("The same, reversed order"), "ms").col("bf16", N_("GPU time, BF16 weights"), "ms")
+    t.col("ratio", N_("BF16 ÷ FP32, GPU time"), "percent")
+    t.col("step_fp32", N_("Eager step, FP32 + autocast"), "ms").col("step_bf16", N_("Eager step, BF16"), "ms")
+    t.col("step_ratio", N_("BF16 ÷ FP32, eager step"), "percent")
+    t.col("peak_fp32", N_("Peak, FP32 + autocast"), "gib").col("peak_bf16", N_("Peak, BF16"), "gib")
+    for r in result.analysis.bf16.to_dict("records"):
+        t.row(
+            key_of(r["key"]),
+            r["size"],
+            r["seq_len"],
+            L.pass_label(r["pass"], tr),
+            *(
+                L.value(r[k])
+                for k in (
+                    "fp32_gpu_ns",
+                    "fp32_rev_gpu_ns",
+                    "bf16_gpu_ns",
+                    "gpu_ratio",
+                    "fp32_step_ns",
+                    "bf16_step_ns",
+                    "step_ratio",
+                    "fp32_peak_bytes",
+                    "bf16_peak_bytes",
+                )
+            ),
+        )
+    note = tr.gettext(
+        N_(
+            "From {file}: in one process, the cells with FP32 weights under BF16 autocast (as the sweep runs "
+            "them), in one order and then in the reverse order, then the inference cells with the weights cast "
+            "to BF16 once and no autocast. GPU time: the CUDA-graph replay. BF16 ÷ FP32: against the faster of "
+            "the two FP32 runs. Peak memory after the earlier cells of that process."
+        ),
+        file=L.code(result.config.diagnosis),
     )
     return fragment(t.build(), note + "\n")
