@@ -14,8 +14,8 @@ Report commands, each writing one report folder with a new version under ``--out
 
 Internal commands, run in fresh processes by the ones above: decode-step (the workload ncu
 profiles), decode-time, sweep-cells (time the given cells in one process), sweep-trace (trace
-them), microbench-run, sweep-diag (the experiment behind the sweep's timing method,
-``sweep.diagnose``) and sweep-probe (the experiment behind the first sweep's notes,
+them), microbench-run, peaks-dram (the DRAM sweep of ``peaks``), sweep-diag (the experiment
+behind the sweep's timing method, ``sweep.diagnose``) and sweep-probe (the experiment behind the first sweep's notes,
 ``probe.py``). ``--smoke`` runs the same code on the
 CPU with the tiny model and small settings.
 """
@@ -43,6 +43,7 @@ from generators.capture import decode, decode_graph, meta, microbench, ncu, peak
 from generators.capture.common import (
     compress,
     dispatch_us,
+    free_memory,
     gpu_state,
     kernel_summary,
     measure,
@@ -67,6 +68,7 @@ FULL = {
     "sweep_reps": 10,
     "cells_per_process": 5,
     "microbench_reps": 30,
+    "dram_reps": 30,
     "warmup": None,  # common.WARMUP
     "ddp": ["--size", "small", "--seq", "256", "--batch", "4", "--warmup-steps", "5", "--active", "3"],
 }
@@ -82,6 +84,7 @@ SMOKE = {
     "sweep_reps": 2,
     "cells_per_process": 3,
     "microbench_reps": 2,
+    "dram_reps": 2,
     "warmup": {"min_warmup": 1, "min_warmup_s": 0.0, "max_warmup": 3, "window": 2, "tolerance": 0.5},
     "ddp": ["--size", "tiny", "--seq", "16", "--batch", "2", "--warmup-steps", "1", "--active", "2", "--smoke"],
 }
@@ -407,7 +410,11 @@ def cmd_microbench(args, settings, device) -> Path:
         workload={
             "reps": settings["microbench_reps"],
             "warmup": "until the CUDA-event times are steady",
-            "l2": f"flushed before every repetition (zeroing {microbench.FLUSH_BYTES} bytes), except l2_read",
+            "l2": f"flushed before every repetition (zeroing {microbench.FLUSH_BYTES} bytes), except l2_copy and "
+            f"l2_read; the gemm rows with m in {microbench.FLUSH_READ_M} again with a read flush (series flush_read: "
+            f"torch.sum over {microbench.FLUSH_BYTES} bytes)",
+            "mla_decode": {"dims": microbench.MLA, "batches": microbench.MLA_BATCHES, "kv_len": microbench.MLA_KV},
+            "warmup_rule": microbench.common_warmup(),
             "m_values": microbench.M_LIST,
             "hidden": microbench.HIDDEN,
             "fp8_recipe": microbench.FP8_RECIPE,
@@ -440,7 +447,14 @@ def cmd_ddp(args, settings, device) -> Path | None:
 
 def cmd_peaks(args, settings, device) -> Path:
     folder = new_folder(args.out, "peaks", device, args.version)
+    commands = [meta.command_line()]
     doc = peaks.measure(device, smoke=args.smoke)
+    free_memory(device)  # the matmul and copy buffers, before the DRAM sweep's processes allocate theirs
+    runs = [run_json(internal("peaks-dram", "--process", str(i), smoke=args.smoke), commands) for i in (1, 2)]
+    if "memory" not in runs[0]:
+        raise SystemExit(f"error: peaks-dram failed: {runs[0]}")
+    doc["memory"] += peaks.merge_dram(runs[0]["memory"], runs[1].get("memory"))
+    doc["dram_ceiling"] = peaks.ceiling(doc["memory"])
     gpu = meta.gpu_info(device)
     doc["gpu"] = {k: gpu.get(k) for k in ("name", "sm_count", "total_memory_bytes", "l2_bytes")}
     write_json(folder / "peaks.json", doc)
@@ -448,12 +462,17 @@ def cmd_peaks(args, settings, device) -> Path:
         folder,
         "peaks",
         device,
-        commands=[meta.command_line()],
+        commands=commands,
         model=None,
-        workload={"method": peaks.__doc__.strip()},
+        workload={"method": peaks.__doc__.strip(), "dram_processes": 2, "dram_reps": settings["dram_reps"]},
         files={"peaks.json": "measured ceilings"},
     )
     return folder
+
+
+def cmd_peaks_dram(args, settings, device) -> None:
+    memory = peaks.dram_sweep(device, smoke=args.smoke, reps=settings["dram_reps"], warmup=settings["warmup"])
+    write_json(Path(args.json), {"process": args.process, "memory": memory})
 
 
 def cmd_all(args, settings, device) -> None:
@@ -465,7 +484,16 @@ def cmd_all(args, settings, device) -> None:
 
 
 COMMANDS = ["all", "peaks", "decode", "decode-graph", "ncu", "sweep", "microbench", "ddp"]
-INTERNAL = ["decode-step", "decode-time", "sweep-cells", "sweep-trace", "sweep-diag", "microbench-run", "sweep-probe"]
+INTERNAL = [
+    "decode-step",
+    "decode-time",
+    "sweep-cells",
+    "sweep-trace",
+    "sweep-diag",
+    "microbench-run",
+    "sweep-probe",
+    "peaks-dram",
+]
 
 
 def main(argv=None) -> int:

@@ -46,7 +46,13 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from generators.capture.common import WARMUP as _COMMON_WARMUP
 from generators.capture.common import measure, sync
+
+
+def common_warmup() -> dict:
+    return dict(_COMMON_WARMUP)
+
 
 SCHEMA = "profsite.microbench/1"
 FLUSH_BYTES = 256 << 20
@@ -75,18 +81,30 @@ FP8_RECIPE = (
     "bf16 output, use_fast_accum=False, weights column-major (W^T stored [N, K] row-major). "
     "Not DeepSeek-V3's recipe (128x128 weight blocks and 1x128 activation tiles with their own scales)."
 )
+# absorbed MLA decode (DeepSeek-V3, data/models/deepseek-v3.yml: num_heads, qk_nope_head_dim,
+# qk_rope_head_dim, kv_lora_rank, v_head_dim)
+MLA = {"heads": 128, "nope": 128, "rope": 64, "latent": 512, "v": 128}
+MLA_BATCHES, MLA_KV = [1, 8, 32, 64, 128, 256, 512], 4096
+# the small-GEMM rows timed again with L2 flushed by a read instead of a write
+FLUSH_READ_M = [1, 8, 32, 64, 128]
 SMOKE_DIMS = {"hidden": 64, "m": [1, 8], "gemms": [("proj", 64, 96)], "bmms": [("bmm", 4, 16, 32)], "kv": [64]}
 
 
-def _flusher(device):
+def _flusher(device, how: str = "write"):
+    """L2 flush run before each repetition: ``write`` zeroes a ``FLUSH_BYTES`` buffer (the
+    dirty lines are written back to DRAM later, perhaps while the timed op runs); ``read``
+    sums the same number of bytes (float32) into one value (nothing left dirty)."""
     if device.type != "cuda":
         return None
     buf = torch.empty(FLUSH_BYTES, dtype=torch.uint8, device=device)
-    return buf.zero_
+    if how == "write":
+        return buf.zero_
+    view, out = buf.view(torch.float32).zero_(), torch.empty((), dtype=torch.float32, device=device)
+    return lambda: torch.sum(view, dim=0, out=out)
 
 
-def _timed(fn, device, flush, reps: int) -> dict:
-    t = measure(fn, device, reps=reps, before=flush, back_to_back=True)
+def _timed(fn, device, flush, reps: int, warmup: dict | None = None) -> dict:
+    t = measure(fn, device, reps=reps, before=flush, back_to_back=True, warmup=warmup)
     key = "event_" if device.type == "cuda" else ""
     sec = lambda ms: round(ms / 1e3, 10)  # noqa: E731
     return {
@@ -206,6 +224,55 @@ def attention(b, length, heads, head_dim, device, gen):
     return rec, fn, [q, *kv]
 
 
+def mla_decode(b, length, dims, device, gen):
+    """Absorbed multi-head latent attention, one decode token per sequence over ``length``
+    cached positions: ``q_nope · w_kc`` (per head, into the latent space), scores over the
+    512 + 64 latent + rope cache, softmax, ``· latent``, ``· w_vc`` (per head, out of it)."""
+    h, nope, rope, lat, v = (dims[k] for k in ("heads", "nope", "rope", "latent", "v"))
+    q_nope = _randn((h, b, nope), device, torch.bfloat16, gen)
+    q_pe = _randn((b, h, rope), device, torch.bfloat16, gen)
+    w_kc = _randn((h, nope, lat), device, torch.bfloat16, gen)
+    w_vc = _randn((h, lat, v), device, torch.bfloat16, gen)
+    cache = _randn((b, length, lat + rope), device, torch.bfloat16, gen)  # latent | rope key
+    scale = (nope + rope) ** -0.5
+
+    def fn():
+        q_lat = torch.bmm(q_nope, w_kc).transpose(0, 1)  # [b, h, lat]
+        q = torch.cat([q_lat, q_pe], dim=-1)  # [b, h, lat + rope]
+        scores = torch.bmm(q, cache.transpose(1, 2))  # [b, h, length]
+        probs = torch.softmax(scores * scale, dim=-1, dtype=torch.float32).to(torch.bfloat16)
+        o_lat = torch.bmm(probs, cache[..., :lat])  # [b, h, lat]
+        return torch.bmm(o_lat.transpose(0, 1), w_vc)  # [h, b, v]
+
+    rec = {"op": "mla_decode", "name": f"mla_decode_kv{length}", "dtype": "bf16", "m": b, "m_run": b}
+    rec.update(padding=None, n=None, k=None, heads=h, head_dim=lat + rope, kv_len=length)
+    rec["mla_dims"] = dict(dims)
+    rec["shape"] = (
+        f"q_nope[{h},{b},{nope}] @ w_kc[{h},{nope},{lat}]; q_pe[{b},{h},{rope}]; "
+        f"cache[{b},{length},{lat}+{rope}] bf16; w_vc[{h},{lat},{v}]"
+    )
+    rec["implementation"] = (
+        "torch.bmm(q_nope, w_kc) -> cat with q_pe -> torch.bmm(q, cache^T) -> softmax(scores * scale, fp32) "
+        "-> bf16 -> torch.bmm(probs, cache[..., :512]) -> torch.bmm(o, w_vc) (eager, 8 kernels or so)"
+    )
+    rec["bytes_detail"] = {
+        "weights": 2 * h * nope * lat + 2 * h * lat * v,
+        "kv_cache": 2 * b * length * (lat + rope),
+        "activations_in": 2 * b * h * (nope + rope),
+        "activations_out": 2 * b * h * v,
+    }
+    rec["bytes_eager"] = sum(rec["bytes_detail"].values()) + b * h * length * (2 + 2 + 4 + 4 + 2 + 2)
+    rec["flops_detail"] = {
+        "q_w_kc": 2 * b * h * nope * lat,
+        "scores": 2 * b * h * length * (lat + rope),
+        "softmax": 5 * b * h * length,
+        "probs_latent": 2 * b * h * length * lat,
+        "o_w_vc": 2 * b * h * lat * v,
+    }
+    rec["flops"] = sum(rec["flops_detail"].values())
+    return rec, fn, [q_nope, q_pe, w_kc, w_vc, cache]
+
+
 def bandwidth(kind: str, nbytes: int, device, gen) -> tuple[dict, object, list]:
     """Memory ceilings over a float32 buffer of ``nbytes``: ``*_copy`` is ``dst.copy_(src)``
     (bytes read + written), ``*_read`` a row sum over ``x.view(-1, 1024)`` (reads the buffer,
@@ -264,6 +331,12 @@ def plan(smoke: bool) -> list:
                 out.append(("skip", ("attention_decode", b, length, "keys + values would exceed 32 GiB")))
             else:
                 out.append(("attention", (b, length, heads, head_dim)))
+    mla_dims = {"heads": 4, "nope": 8, "rope": 4, "latent": 16, "v": 8} if smoke else MLA
+    mla_kv = 64 if smoke else MLA_KV
+    out += [("mla", (b, mla_kv, mla_dims)) for b in ([1, 8] if smoke else MLA_BATCHES)]
+    for name, k, n in gemms:
+        for m in [x for x in ms if x in (FLUSH_READ_M if not smoke else ms)]:
+            out += [("gemm_bf16@read", (name, m, k, n)), ("gemm_fp8@read", (name, m, k, n))]
     big = (1 << 20) if smoke else (2 << 30)
     l2 = (1 << 16) if smoke else (24 << 20)  # the H100's L2 is 50 MiB
     out += [("bandwidth", ("dram_copy", big)), ("bandwidth", ("dram_read", big))]
@@ -279,6 +352,7 @@ BUILDERS = {
     "silu_mul": silu_mul,
     "attention": attention,
     "bandwidth": bandwidth,
+    "mla": mla_decode,
 }
 
 
@@ -295,6 +369,7 @@ def run(device, *, smoke: bool, reps: int, log=print) -> dict:
     """Every op of ``plan``; a failure of one op is recorded, the others still run."""
     gen = torch.Generator(device=device).manual_seed(0)
     flush = _flusher(device)
+    flush_read = _flusher(device, "read")
     ops, unsupported = [], []
     no_fp8 = fp8_reason(device)
     if device.type == "cuda":
@@ -313,8 +388,9 @@ def run(device, *, smoke: bool, reps: int, log=print) -> dict:
             op, b, length, why = args
             unsupported.append({"op": op, "dtype": "bf16", "m": b, "kv_len": length, "reason": why})
             continue
+        kind, how = kind.split("@") if "@" in kind else (kind, "write")
         if kind == "gemm_fp8" and no_fp8:
-            if not any(u["dtype"] == "fp8" for u in unsupported):
+            if not any(u.get("dtype") == "fp8" for u in unsupported):
                 unsupported.append({"op": "gemm", "dtype": "fp8", "reason": no_fp8})
             continue
         fn = keep = None
@@ -323,22 +399,28 @@ def run(device, *, smoke: bool, reps: int, log=print) -> dict:
             rec.setdefault("flops", 2 * rec["m"] * rec["n"] * rec["k"] if rec["op"] == "gemm" else 0)
             rec["bytes"] = sum(rec["bytes_detail"].values())
             rec["l2_flushed"] = not rec["op"].startswith("l2_") and flush is not None
-            rec.update(_timed(fn, device, flush if rec["l2_flushed"] else None, reps))
+            rec["flush"] = how if rec["l2_flushed"] else None
+            rec["series"] = "flush_read" if how == "read" else "main"  # the small-GEMM read-flush series
+            rec.update(
+                _timed(fn, device, (flush_read if how == "read" else flush) if rec["l2_flushed"] else None, reps)
+            )
             rec["flop_per_s"] = rec["flops"] / rec["median_s"] if rec["flops"] else None
             rec["bytes_per_s"] = rec["bytes"] / rec["median_s"]
             ops.append(rec)
-            log(f"{rec['op']:16} {rec['name']:20} {rec['dtype']:4} m={rec['m']} {rec['median_s'] * 1e6:10.1f} us")
+            log(
+                f"{rec['op']:16} {rec['name']:20} {rec['dtype']:4} m={rec['m']} flush={rec['flush']} "
+                f"{rec['median_s'] * 1e6:10.1f} us {rec['bytes_per_s'] / 1e12:6.3f} TB/s"
+            )
         except (RuntimeError, NotImplementedError, TypeError, ValueError) as exc:
             if kind == "gemm_fp8":  # e.g. no _scaled_mm for this device type
-                if not any(u["dtype"] == "fp8" for u in unsupported):
+                if not any(u.get("dtype") == "fp8" for u in unsupported):
                     unsupported.append({"op": "gemm", "dtype": "fp8", "reason": str(exc).splitlines()[0][:300]})
                 no_fp8 = str(exc).splitlines()[0][:300]
-            elif kind == "attention":  # e.g. out of memory for the largest caches
+            elif kind in ("attention", "mla"):  # e.g. out of memory for the largest caches
                 b, length = args[0], args[1]
                 reason = str(exc).splitlines()[0][:300]
-                unsupported.append(
-                    {"op": "attention_decode", "dtype": "bf16", "m": b, "kv_len": length, "reason": reason}
-                )
+                op = "attention_decode" if kind == "attention" else "mla_decode"
+                unsupported.append({"op": op, "dtype": "bf16", "m": b, "kv_len": length, "reason": reason})
             else:
                 unsupported.append({"op": kind, "args": list(map(str, args)), "reason": str(exc).splitlines()[0][:300]})
         finally:
@@ -351,9 +433,17 @@ def run(device, *, smoke: bool, reps: int, log=print) -> dict:
         "fp8_recipe": FP8_RECIPE,
         "ops": ops,
         "unsupported": unsupported,
+        "warmup_rule": common_warmup(),
         "notes": [
             "L2 flushed before every warm-up and timed repetition (zeroing flush_bytes), outside the events, "
             "except l2_copy and l2_read, which measure L2-resident traffic.",
+            "flush: how L2 was flushed before each repetition: write (zero_ of flush_bytes, the v1 method) or "
+            "read (torch.sum over the same bytes as float32, nothing left dirty); the gemm rows with m in "
+            f"{FLUSH_READ_M} are timed both ways.",
+            f"mla_decode: absorbed multi-head latent attention decode (DeepSeek-V3 dims {MLA}), one query token per "
+            f"sequence over kv_len cached positions; bytes counts weights, cache, inputs and outputs once, "
+            "bytes_eager adds the scores, fp32 probabilities and bf16 probabilities written and read by the eager "
+            "kernels.",
             "Times are seconds, rounded to 0.1 ns (CUDA events resolve about 0.5 us).",
             "flops and bytes are those of the logical m (padding rows not counted); bytes count each weight, "
             "input and output once (the fewest DRAM bytes).",
@@ -372,7 +462,7 @@ def merge(first: dict, second: dict | None) -> dict:
     """Process 1's results with both processes' timings per op under ``processes``."""
 
     def key(r):
-        return (r["op"], r["name"], r["dtype"], r["m"], r.get("kv_len"))
+        return (r["op"], r["name"], r["dtype"], r["m"], r.get("kv_len"), r.get("series"))
 
     again = {key(r): r for r in (second or {}).get("ops", [])}
     for rec in first["ops"]:
