@@ -5,8 +5,14 @@ No I/O, no drawing, no language: the kernel-profile kind's "what changed" model
 ``diff`` command and the page show what it returns.
 
 * :func:`compare` - one number before and after: the change, the relative change, whether
-  it counts (:class:`Noise`), its direction and, for a number with a better direction
-  (lower is better for a time), whether it got better or worse.
+  it counts (:class:`Noise`, a fixed threshold: the kernel and category tables), its direction
+  and, for a number with a better direction (lower is better for a time), whether it got
+  better or worse.
+* :func:`judge` - the same for a headline metric, judged against the spread measured for it
+  (the fresh processes' range on each side; a derived quantity's worst case over its inputs'
+  ranges, :func:`worst_case`): "changed" only beyond it, "within_noise" inside it, "same"
+  for equal values, "not_judged" where a side has no measured spread; only a change is
+  better or worse. Every kind's "what changed" pages use it.
 * :func:`group_kernels` - a version's kernels per *friendly name* (the naming rules' label;
   the function name when no rule names it), per step: launches, time, share, class.
 * :func:`join_kernels` - the two versions' groups outer-joined by friendly name, after the
@@ -26,6 +32,7 @@ count (``basis`` "step"), per range otherwise.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -83,6 +90,74 @@ def compare(before, after, dim: str, noise: Noise, better: str | None = None) ->
         "direction": direction,
         "verdict": verdict,
     }
+
+
+# -- judged against the measured spread ---------------------------------------------------------
+#: how a headline metric was measured, which decides how its change is judged
+#: ``count``: exact (equal reads "same", else "changed"); ``spread``: with a measured range
+#: on each side (the fresh processes' lowest and highest value, or a derived quantity's worst
+#: case over its inputs' ranges); ``single``: one measurement per version (one trace).
+MEASURES = ("count", "spread", "single")
+JUDGED = ("changed", "within_noise", "same", "not_judged", "added", "removed")
+
+
+def judge(
+    before,
+    after,
+    measure: str,
+    better: str | None = None,
+    range_before: tuple[float, float] | None = None,
+    range_after: tuple[float, float] | None = None,
+) -> dict:
+    """One metric before and after, judged against the spread measured for it, for every kind's
+    "what changed" pages: ``status`` (:data:`JUDGED`) - equal values are "same"; a count
+    (``measure`` "count") that differs is "changed"; a measured quantity is "changed" only when
+    its two ranges (``range_*``: lowest, highest) do not overlap, "within_noise" when they do,
+    and "not_judged" when either side has no range (a single process, a single trace);
+    ``verdict`` better or worse only for a change (and a metric with a better direction),
+    else "same" for equal values and "neutral" (not coloured) otherwise. Also ``change``,
+    ``relative`` and ``direction`` as :func:`compare`."""
+    if measure not in MEASURES:
+        raise ValueError(f"measure {measure!r} is not one of {MEASURES}")
+    b = None if _missing(before) else float(before)
+    a = None if _missing(after) else float(after)
+    if b is None or a is None:
+        status = "added" if a is not None else "removed" if b is not None else "same"
+        return {"before": b, "after": a, "change": None, "relative": None, "status": status,
+                "direction": "none", "verdict": "neutral" if status != "same" else "same"}  # fmt: skip
+    change = a - b
+    direction = "up" if change > 0 else "down" if change < 0 else "none"
+    if change == 0:
+        status = "same"
+    elif measure == "count":
+        status = "changed"
+    elif measure == "spread" and range_before is not None and range_after is not None:
+        (lo_b, hi_b), (lo_a, hi_a) = sorted(range_before), sorted(range_after)
+        status = "changed" if lo_a > hi_b or hi_a < lo_b else "within_noise"
+    else:
+        status = "not_judged"
+    if status == "same":
+        verdict = "same"
+    elif status != "changed" or better is None:
+        verdict = "neutral"
+    else:
+        verdict = "better" if (direction == "down") == (better == "lower") else "worse"
+    return {
+        "before": b,
+        "after": a,
+        "change": change,
+        "relative": change / abs(b) if b != 0 else None,
+        "status": status,
+        "direction": direction,
+        "verdict": verdict,
+    }
+
+
+def worst_case(func, *ranges: tuple[float, float]) -> tuple[float, float]:
+    """The range of ``func`` over the corners of its inputs' ranges: a derived quantity's spread
+    from its inputs' (exact for a function monotonic in each input)."""
+    values = [func(*corner) for corner in itertools.product(*ranges)]
+    return min(values), max(values)
 
 
 # -- kernels -----------------------------------------------------------------------------------
@@ -395,3 +470,17 @@ def setup_rows(before: dict[str, str], after: dict[str, str]) -> pd.DataFrame:
         status = "added" if b is None else "removed" if a is None else "changed"
         rows.append([field, b, a, status])
     return pd.DataFrame(rows, columns=["field", "before", "after", "status"], dtype=object)  # None stays None
+
+
+def recorded_only(rows: pd.DataFrame, before: dict[str, str], after: dict[str, str]) -> pd.DataFrame:
+    """The rows of :func:`setup_rows` that are not differences of the setup: a field of one
+    version only, in a section (``gpu_state``, the first part of its name) the other version
+    does not record at all (the GPU state newly recorded before and after the timing). The
+    rest of ``rows`` are the differences."""
+    sections = {side: {f.split(".")[0] for f in fields} for side, fields in (("b", before), ("a", after))}
+    mask = [
+        (r.status == "added" and r.field.split(".")[0] not in sections["b"])
+        or (r.status == "removed" and r.field.split(".")[0] not in sections["a"])
+        for r in rows.itertuples()
+    ]
+    return rows[mask].reset_index(drop=True)

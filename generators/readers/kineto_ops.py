@@ -16,6 +16,10 @@ correlation id (``cudaLaunchKernel``, ``cuLaunchKernelEx``, ``cudaGraphLaunch``,
 correlation and name: which API launched a kernel (every kernel of a CUDA-graph replay
 shares its ``cudaGraphLaunch``'s correlation).
 
+``overhead`` (:data:`OVERHEAD_SCHEMA`): the profiler's own ``overhead`` events (CUPTI's
+``Activity Buffer Request``, ``Buffer Flush``, ``Command Buffer Full``): when the profiler,
+not the traced program, held the host.
+
 Separate from ``readers.kineto`` on purpose: the timeline reader is tuned for very large
 traces and skips ``args`` of host events; this reader decodes the arguments of operator
 events only, with its own small typed structs, and only where a report needs shapes.
@@ -55,6 +59,11 @@ KERNEL_OPS_SCHEMA: dict[str, tuple[str, str]] = {
 LAUNCH_CALLS_SCHEMA: dict[str, tuple[str, str]] = {
     "correlation": ("Int64", "correlation id, as in the timeline's kernels table"),
     "name": ("str", "the API call (cudaLaunchKernel, cuLaunchKernelEx, cudaGraphLaunch, ...)"),
+}
+OVERHEAD_SCHEMA: dict[str, tuple[str, str]] = {
+    "name": ("str", "the overhead event (Buffer Flush, Command Buffer Full, ...)"),
+    "start_ns": ("int64", "start (host clock)"),
+    "end_ns": ("int64", "end (host clock)"),
 }
 
 
@@ -97,12 +106,20 @@ class OpShapes:
     kernel_ops: pd.DataFrame
     record_shapes: bool  # the trace says it was recorded with shapes (or an op carries them)
     launch_calls: pd.DataFrame | None = None  # LAUNCH_CALLS_SCHEMA
+    overhead: pd.DataFrame | None = None  # OVERHEAD_SCHEMA
 
 
 def _chunk(path: str, events: list, out: dict) -> None:
     ops = [e for e in events if e.cat == "cpu_op"]
     kernels = [e for e in events if e.cat in KERNEL_CATS]
     calls = [e for e in events if e.cat in LAUNCH_CATS]
+    overhead = [e for e in events if e.cat == "overhead"]
+    if overhead:
+        try:
+            start, dur = to_ns([e.ts for e in overhead]), to_ns([e.dur for e in overhead])
+        except ValueError as exc:
+            raise UserError(path, f"an overhead event's ts or dur is missing or not a number ({exc})") from None
+        out["overhead"].append({"name": _decode_names(path, overhead), "start_ns": start, "end_ns": start + dur})
     if ops:
         args = _decode_args(path, ops)
         try:
@@ -179,7 +196,7 @@ def _table(parts: list[dict], schema: dict[str, tuple[str, str]]) -> pd.DataFram
 
 def read(path: str | os.PathLike[str]) -> OpShapes:
     path = os.fspath(path)
-    out: dict[str, list] = {"ops": [], "kernel_ops": [], "launch_calls": []}
+    out: dict[str, list] = {"ops": [], "kernel_ops": [], "launch_calls": [], "overhead": []}
     gc_was_enabled = gc.isenabled()
     gc.disable()  # many short-lived acyclic objects (as in readers.kineto_events)
     try:
@@ -191,7 +208,7 @@ def read(path: str | os.PathLike[str]) -> OpShapes:
                 )
             )
         except NotStreamable:
-            out = {"ops": [], "kernel_ops": [], "launch_calls": []}
+            out = {"ops": [], "kernel_ops": [], "launch_calls": [], "overhead": []}
             try:
                 doc = _document.decode(read_all(path).removeprefix(b"\xef\xbb\xbf"))
             except (msgspec.DecodeError, msgspec.ValidationError) as exc:
@@ -210,4 +227,5 @@ def read(path: str | os.PathLike[str]) -> OpShapes:
         kernel_ops=_table(out["kernel_ops"], KERNEL_OPS_SCHEMA),
         record_shapes=flagged or bool(ops["input_dims"].notna().any()),
         launch_calls=_table(out["launch_calls"], LAUNCH_CALLS_SCHEMA),
+        overhead=_table(out["overhead"], OVERHEAD_SCHEMA),
     )

@@ -11,6 +11,8 @@ Every report kind has its own schema, a member of one msgspec union tagged on ``
     changes:                        # optional: the "what changed" pages between versions
       noise_pct: 5                  # a change smaller than this (relative to the old value) ...
       noise_us: 2                   # ... or, for a time, smaller than this is "unchanged"
+      why:                          # optional: per version, why it exists
+        v2: {kinds: [code], text: {en: "...", zh: "..."}}   # kinds: first recapture code method gpu software
 
 ``renames`` maps a kernel's name in an older version to its name in a newer one (a friendly
 name, a function name or the full name; kernels are joined by friendly name), so that a
@@ -49,12 +51,33 @@ def relative_file(field: str, name: str) -> None:
         raise ValueError(f"{field}: {name!r} is not a path inside the version folder (no '..', not absolute)")
 
 
+#: what a version changed against the one before it (``changes.why.<version>.kinds``)
+WHY_KINDS = ("first", "recapture", "code", "method", "gpu", "software")
+
+
+class Why(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    """Why a version exists: what it changed against the version before (``kinds``, of
+    :data:`WHY_KINDS`: ``first`` capture, a ``recapture`` of the same code, a ``code`` change,
+    a ``method`` change, another ``gpu`` or ``software``) and, in words, ``text``."""
+
+    kinds: list[str]
+    text: Localized
+
+    def __post_init__(self) -> None:
+        unknown = [k for k in self.kinds if k not in WHY_KINDS]
+        if unknown or not self.kinds:
+            raise ValueError(f"kinds: {unknown or '[]'} not of {', '.join(WHY_KINDS)}")
+
+
 class Changes(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
-    """The noise threshold of the "what changed" pages: a change counts when it is at least
-    ``noise_pct`` % of the old value and, for a time, at least ``noise_us`` µs."""
+    """The "what changed" pages: the threshold of the kernel and category tables (a change
+    counts when it is at least ``noise_pct`` % of the old value and, for a time, at least
+    ``noise_us`` µs; the headline metrics are judged against their measured spread instead,
+    ``analysis.report_diff.judge``) and, per version, why it exists (``why``)."""
 
     noise_pct: float = 5.0
     noise_us: float = 2.0
+    why: dict[str, Why] = {}
 
     def __post_init__(self) -> None:
         for name in ("noise_pct", "noise_us"):

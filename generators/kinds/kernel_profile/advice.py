@@ -19,10 +19,11 @@ specification's when nothing was measured. Per variant ``<v>.``:
                                      the sites that have ncu bytes
 ``floor.weights_time``               weights.bytes_per_step ÷ bandwidth: the time a step
                                      cannot go below at batch 1; ``floor.tokens_per_s``
-``headroom.host``                    wall_per_token − kernel_time_per_step: the host's
-                                     share of a token (what CUDA graphs can recover at
-                                     most); ``.share`` of the wall time; ``.speedup``
-                                     wall ÷ kernel time
+``headroom.host``                    decode.step_time − kernel_time_per_step: the decode
+                                     step's time outside its kernels, without the prefill
+                                     (absent where the trace cannot give the step's time:
+                                     the host set the pace, ``facts._decode``); ``.share``
+                                     of the step; ``.speedup`` step ÷ kernel time
 ``gemm.time_per_step``               trace time of the weight-streaming GEMM sites per step;
                                      ``gemm.bytes_per_step``; ``gemm.floor_time`` their bytes
                                      ÷ bandwidth; ``headroom.gemm`` the difference
@@ -69,13 +70,13 @@ def _variant(name: str, v, result, known: dict, bw: float | None) -> dict[str, Q
     out: dict[str, Quantity] = {}
     steps = _value(known, f"{name}.steps")
     kernel = _value(known, f"{name}.kernel_time_per_step")
-    wall = _value(known, f"{name}.wall_per_token")
     if not steps:
         return out
-    if wall is not None and kernel is not None:
-        out["headroom.host"] = Quantity(wall - kernel, "ns")
-        out["headroom.host.share"] = Quantity((wall - kernel) / wall, "fraction")
-        out["headroom.host.speedup"] = Quantity(wall / kernel, "count")
+    step = _value(known, f"{name}.decode.step_time")  # the decode step alone (steps.pace)
+    if step is not None and kernel is not None:
+        out["headroom.host"] = Quantity(step - kernel, "ns")
+        out["headroom.host.share"] = Quantity((step - kernel) / step, "fraction")
+        out["headroom.host.speedup"] = Quantity(step / kernel, "count")
     cats = v.categories.set_index("category")
     fusable = cats.loc[[c for c in FUSABLE if c in cats.index]]
     out["fusion.time_per_step"] = Quantity(float(fusable["total_ns"].sum()) / steps, "ns")

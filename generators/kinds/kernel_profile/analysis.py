@@ -34,6 +34,7 @@ from generators.analysis import call_sites, classify, host_ops, kernel_time, ncu
 from generators.analysis.distribution import Spread, describe
 from generators.analysis.kernel_names import name_table
 from generators.analysis.ncu_metrics import LEVELS
+from generators.kinds.kernel_profile import steps as steps_mod
 from generators.vocab import CATEGORIES
 
 #: Metrics with a histogram, in the order the report shows them (launch_table columns).
@@ -94,6 +95,8 @@ class VariantAnalysis:
     #   kv_bytes_per_position (Σ kv_bytes ÷ kv_len over attention calls), kv_len_min/max, useful_flop
     launch_calls: int | None = None  # host API calls that launched the range's kernels
     launch_apis: dict | None = None  # API name -> calls (Kineto traces: readers.kineto_ops)
+    pace: steps_mod.Pace | None = None  # who set the range's pace; the decode step's GPU time
+    launch_costs: steps_mod.LaunchCosts | None = None  # launch calls with and without profiler overhead
 
     @property
     def normalized_points(self) -> pd.DataFrame:
@@ -282,6 +285,8 @@ def analyse(
         shape_totals=totals,
         launch_calls=kernel_time.launch_calls(kernels),
         launch_apis=None if calls is None or calls.empty else kernel_time.launch_apis(kernels, calls),
+        pace=steps_mod.pace(kernels, steps),
+        launch_costs=steps_mod.launch_costs(kernels, None if ops is None else ops.overhead),
     )
 
 

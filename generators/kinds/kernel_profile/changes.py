@@ -34,24 +34,28 @@ from generators.vocab import CATEGORIES, CLASSES
 
 OPTIONS = ("report", "version", "base")
 
-#: Headline metrics: (fact of a variant, dimension, which direction is better). The first
-#: five are the summary card's: per token, per step (profiled wall and kernel time),
-#: launches and launch calls per step.
+#: Headline metrics: (fact of a variant, dimension, which direction is better, how it was
+#: measured: ``report_diff.MEASURES``). The first five are the summary card's: per token, per
+#: step (profiled wall and kernel time), launches and launch calls per step. "spread": the
+#: fresh processes' range (``<fact>.process_min|max``); "single": one trace per version;
+#: "count": exact.
 HEADLINE = (
-    ("wall_per_token", "ns", "lower"),
-    ("step_time", "ns", "lower"),
-    ("kernel_time_per_step", "ns", "lower"),
-    ("launches_per_step", "count", "lower"),
-    ("launch_calls_per_step", "count", "lower"),
-    ("gpu_idle_share", "fraction", None),  # shares: a faster kernel moves them either way,
-    ("busy_share", "fraction", None),  # so they have no better direction
-    ("distinct_kernels", "count", None),
-    ("launch_bound.launch_share", "fraction", None),
-    ("launch_bound.time_share", "fraction", None),
-    ("top_share", "fraction", None),
-    ("attention_share", "fraction", None),
-    ("best_normalized", "fraction", "higher"),
-    ("gemm.bandwidth", "bytes_per_s", "higher"),
+    ("wall_per_token", "ns", "lower", "spread"),
+    ("step_time", "ns", "lower", "single"),
+    ("kernel_time_per_step", "ns", "lower", "single"),
+    ("launches_per_step", "count", "lower", "count"),
+    ("launch_calls_per_step", "count", "lower", "count"),
+    ("decode.step_time", "ns", "lower", "single"),
+    ("decode.idle_share", "fraction", None, "single"),
+    ("gpu_idle_share", "fraction", None, "spread"),  # shares: a faster kernel moves them either way,
+    ("busy_share", "fraction", None, "single"),  # so they have no better direction
+    ("distinct_kernels", "count", None, "count"),
+    ("launch_bound.launch_share", "fraction", None, "single"),  # launches shorter than a time
+    ("launch_bound.time_share", "fraction", None, "single"),
+    ("top_share", "fraction", None, "single"),
+    ("attention_share", "fraction", None, "single"),
+    ("best_normalized", "fraction", "higher", "single"),
+    ("gemm.bandwidth", "bytes_per_s", "higher", "single"),
 )
 SUMMARY = ("wall_per_token", "step_time", "kernel_time_per_step", "launches_per_step", "launch_calls_per_step")
 #: Setup fields shown with both values whether or not they differ (what makes a comparison fair).
@@ -67,8 +71,8 @@ KEY_FIELDS = (
     "workload.dtype",
     "workload.decode_step",
 )
-METRIC_COLUMNS = ["variant", "metric", "dim", "better", "before", "after", "change", "relative", "status",
-                  "direction", "verdict"]  # fmt: skip
+METRIC_COLUMNS = ["variant", "metric", "dim", "better", "measure", "range_before", "range_after", "before", "after",
+                  "change", "relative", "status", "direction", "verdict"]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -93,7 +97,10 @@ class KernelProfileChanges:
     date_after: str | None
     noise: rd.Noise
     renames: dict[str, str]
-    setup: pd.DataFrame  # report_diff.setup_rows
+    setup: pd.DataFrame  # report_diff.setup_rows: the differences (recorded_only left out)
+    recorded_only: pd.DataFrame  # fields of one version only, in a section the other does not record
+    why_before: object | None  # report.yml changes.why.<version> (report_config.Why)
+    why_after: object | None
     setup_same: int  # setup fields with the same value in both
     key_setup: pd.DataFrame  # KEY_FIELDS either version has: field, before, after, same
     primary: str
@@ -143,17 +150,27 @@ def _facts(result, variant: str) -> dict[str, float]:
     return facts
 
 
-def _metrics(before, after, variants: list[str], noise: rd.Noise) -> pd.DataFrame:
+def _range(facts: dict[str, float], metric: str) -> tuple[float, float] | None:
+    """A metric's measured spread: the fresh processes' lowest and highest value (the idle share:
+    the worst case over the wall time's range, the kernel time one trace's)."""
+    lo, hi = facts.get(f"{metric}.process_min"), facts.get(f"{metric}.process_max")
+    if lo is None or hi is None:
+        return None
+    return (min(lo, hi), max(lo, hi))
+
+
+def _metrics(before, after, variants: list[str]) -> pd.DataFrame:
     rows = []
     for variant in variants:
         fb, fa = _facts(before, variant), _facts(after, variant)
         if fb.get("gemm.sites") != fa.get("gemm.sites"):  # different work behind the aggregates
             fb.pop("gemm.bandwidth", None), fa.pop("gemm.bandwidth", None)
-        for metric, dim, better in HEADLINE:
+        for metric, dim, better, measure in HEADLINE:
             if metric not in fb and metric not in fa:
                 continue
-            c = rd.compare(fb.get(metric), fa.get(metric), dim, noise, better)
-            rows.append([variant, metric, dim, better] + [c[k] for k in METRIC_COLUMNS[4:]])
+            rb, ra = _range(fb, metric), _range(fa, metric)
+            c = rd.judge(fb.get(metric), fa.get(metric), measure, better, rb, ra)
+            rows.append([variant, metric, dim, better, measure, rb, ra] + [c[k] for k in METRIC_COLUMNS[7:]])
     return pd.DataFrame(rows, columns=METRIC_COLUMNS)
 
 
@@ -198,7 +215,9 @@ def compute(results: dict, options: dict[str, str]) -> KernelProfileChanges:
         rd.capture_setup(msgspec.to_builtins(r.meta), msgspec.to_builtins(r.timing)) if r.meta else {}
         for r in (before, after)
     )
-    setup = rd.setup_rows(setup_b, setup_a)
+    rows = rd.setup_rows(setup_b, setup_a)
+    only = rd.recorded_only(rows, setup_b, setup_a)
+    setup = rows[~rows["field"].isin(set(only["field"]))].reset_index(drop=True)
     key_setup = pd.DataFrame(
         [[f, setup_b.get(f), setup_a.get(f), setup_b.get(f) == setup_a.get(f)] for f in KEY_FIELDS
          if f in setup_b or f in setup_a],
@@ -214,10 +233,13 @@ def compute(results: dict, options: dict[str, str]) -> KernelProfileChanges:
         noise=noise,
         renames=dict(config.renames),
         setup=setup,
+        recorded_only=only,
+        why_before=config.changes.why.get(before.ref.version),
+        why_after=config.changes.why.get(after.ref.version),
         setup_same=len(set(setup_b) & set(setup_a)) - int((setup["status"] == "changed").sum()),
         key_setup=key_setup,
         primary=primary,
-        metrics=_metrics(before, after, common, noise),
+        metrics=_metrics(before, after, common),
         variants=variants,
         only_before=[v for v in before.variants if v not in after.variants],
         only_after=[v for v in after.variants if v not in before.variants],

@@ -145,6 +145,43 @@ def _variant(v, result) -> dict[str, Quantity]:
         out.update(_launch_facts(v, result))
     if v.host is not None:
         out.update(_host(v, steps if isinstance(steps, int) and steps > 0 else None))
+    out.update(_decode(v, out))
+    return out
+
+
+def _decode(v, known: dict) -> dict[str, Quantity]:
+    """The decode step without the prefill (``steps.pace``) and the launch calls' cost
+    (``steps.launch_costs``): ``decode.calls``, ``decode.calls_ahead`` (calls after the first
+    that returned before the GPU finished every earlier call's kernels), ``decode.behind``
+    (those that did not); when every call was ahead (the GPU set the pace):
+    ``decode.step_time`` (the device span of the range's kernels ÷ steps), ``decode.idle_share``
+    (1 − kernel time per step ÷ it), ``decode.idle_per_step`` (their difference: what closing
+    the gaps between kernels recovers) and ``decode.kernel_speedup`` (step ÷ kernel time: the
+    most that removing the gaps gains). ``host.launch_call.clean`` the median duration of the
+    launch calls that overlap none of the profiler's overhead events, ``.min|max|calls``;
+    ``host.launch_call.overlapping.calls|min|max`` the others."""
+    out: dict[str, Quantity] = {}
+    if v.pace is not None:
+        out["decode.calls"] = Quantity(v.pace.calls, "count")
+        out["decode.calls_ahead"] = Quantity(v.pace.ahead, "count")
+        out["decode.behind"] = Quantity(max(v.pace.calls - 1 - v.pace.ahead, 0), "count")
+        kernel = known.get("kernel_time_per_step")
+        if v.pace.step_ns and kernel is not None:
+            step = v.pace.step_ns
+            out["decode.step_time"] = Quantity(step, "ns")
+            out["decode.idle_per_step"] = Quantity(step - kernel.value, "ns")
+            out["decode.idle_share"] = Quantity(1 - kernel.value / step, "fraction")
+            out["decode.kernel_speedup"] = Quantity(step / kernel.value, "count")
+    costs = v.launch_costs
+    if costs is not None:
+        for name, values in (("clean", costs.clean_ns), ("overlapping", costs.overlapping_ns)):
+            prefix = "host.launch_call.clean" if name == "clean" else "host.launch_call.overlapping"
+            out[f"{prefix}.calls"] = Quantity(len(values), "count")
+            if len(values):
+                out[f"{prefix}.min"] = Quantity(float(values.min()), "ns")
+                out[f"{prefix}.max"] = Quantity(float(values.max()), "ns")
+                if name == "clean":
+                    out[prefix] = Quantity(float(np.median(values)), "ns")
     return out
 
 

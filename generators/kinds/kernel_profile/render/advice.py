@@ -19,7 +19,7 @@ HEADROOM = (
     (
         "host",
         N_("Remove the host overhead: CUDA graphs, fewer operators"),
-        "wall_per_token",
+        "decode.step_time",
         "kernel_time_per_step",
         "headroom.host",
     ),
@@ -45,6 +45,31 @@ HEADROOM = (
         "headroom.kernels",
     ),
 )
+NOT_MEASURED = N_("not measured in this version")
+#: why a version has no decode step time: the host, slowed by the profiler, set the pace
+UNMEASURED_WHY = N_(
+    "The decode step's own time is not measured in this version: the host set the pace of the profiled run "
+    "({behind} of its {calls} launch calls after the first returned only after the GPU had run out of queued "
+    "work), and the profiler slows every launch, so the trace's span is the profiled host's speed; the timing "
+    "without the profiler covers whole generations, the prefill included."
+)
+
+
+#: the same where the trace records no launch calls' times
+UNMEASURED_NO_CALLS = N_(
+    "The decode step's own time is not measured in this version: the trace records no times of the launch "
+    "calls, so it cannot tell whether the GPU or the host set the pace."
+)
+
+
+def _why_unmeasured(result, p: str, tr: Translator) -> str:
+    calls = result.facts.get(f"{p}.decode.calls")
+    behind = result.facts.get(f"{p}.decode.behind")
+    if calls is None or behind is None:
+        return tr.gettext(UNMEASURED_NO_CALLS)
+    return tr.gettext(UNMEASURED_WHY, behind=tr.integer(int(behind.value)), calls=tr.integer(int(calls.value) - 1))
+
+
 #: the host row's label once the step is a CUDA-graph replay (one launch call for its kernels)
 GRAPH_HOST = N_("Close the gaps between the graph's kernels: fewer kernels")
 
@@ -56,16 +81,24 @@ def headroom(result, tr: Translator, options: dict) -> object:
     t.col("floor", N_("Floor, per step"), "ms").col("headroom", N_("Headroom, per step"), "ms")
     calls, launches = result.facts.get(f"{p}.launch_calls_per_step"), result.facts.get(f"{p}.launches_per_step")
     graph = calls is not None and launches is not None and calls.value < launches.value
+    unmeasured = False
     for key, label, now, floor, room in HEADROOM:
         values = [result.facts.get(f"{p}.{k}") for k in (now, floor, room)]
+        text = tr.gettext(GRAPH_HOST if key == "host" and graph else label)
+        if key == "host" and values[0] is None and values[1] is not None:
+            missing = tr.gettext(NOT_MEASURED)
+            t.row(key, text, Cell(missing, None), values[1].value, Cell(missing, None))
+            unmeasured = True
+            continue
         if any(q is None for q in values):
             continue
-        t.row(key, tr.gettext(GRAPH_HOST if key == "host" and graph else label), *[q.value for q in values])
+        t.row(key, text, *[q.value for q in values])
     note = tr.gettext(
         N_(
-            "Per decode step (one token). Host overhead: now the wall time per token without the profiler, "
-            "floor the kernel time per step (what a step costs once the host no longer holds the GPU up; with a "
-            "CUDA graph, what is left is the GPU's idle time between the graph's kernels). "
+            "Per decode step (one token). Host overhead: now the decode step's time without the prefill (the "
+            "device span of the decode range's kernels ÷ its steps, in the profiled run), floor the kernel time "
+            "per step (what a step costs once the host no longer holds the GPU up; with a CUDA graph, what is "
+            "left is the GPU's idle time between the graph's kernels). "
             "Fusion: now the time of the elementwise, copy and reduction kernels, floor their DRAM bytes at "
             "the measured copy bandwidth. Weight streaming: now the trace time of the weight-streaming "
             "GEMM/GEMV call sites, floor their DRAM bytes (Nsight Compute) at the copy bandwidth; the last row "
@@ -73,6 +106,8 @@ def headroom(result, tr: Translator, options: dict) -> object:
             "kernel-side ones only pay once the host overhead is gone."
         ),
     )
+    if unmeasured:
+        note = tr.spaced(note, _why_unmeasured(result, p, tr))
     if f"{p}.floor.weights_time" in result.facts:
         note = tr.spaced(
             note,

@@ -24,6 +24,8 @@ METRIC_LABELS = {
     "launches_per_step": N_("Kernel launches per step"),
     "launch_calls_per_step": N_("Host launch calls per step"),
     "step_time": N_("Wall time per step, profiled"),
+    "decode.step_time": N_("Decode step on the GPU, profiled"),
+    "decode.idle_share": N_("GPU idle share of the decode step, profiled"),
     "gpu_idle_share": N_("GPU idle share, estimate"),
     "busy_share": N_("GPU busy share of the step, profiled"),
     "distinct_kernels": N_("Distinct kernels"),
@@ -49,6 +51,22 @@ STATUS_LABELS = {
     "removed": N_("removed"),
     "unchanged": N_("unchanged"),
 }
+#: a headline metric's judgement (report_diff.judge) beyond a change in words
+JUDGED_WORDS = {
+    "same": N_("same"),
+    "within_noise": N_("{direction} {relative}: within noise (the processes' ranges overlap)"),
+    "not_judged": N_("{direction} {relative}: not judged for noise (no spread measured for it in both versions)"),
+}
+DIRECTION_WORDS = {"up": N_("up"), "down": N_("down"), "none": N_("no change")}
+#: why a version exists: report.yml changes.why.<version>.kinds
+WHY_LABELS = {
+    "first": N_("first capture"),
+    "recapture": N_("recapture of the same code"),
+    "code": N_("code change"),
+    "method": N_("method change"),
+    "gpu": N_("another GPU"),
+    "software": N_("other software"),
+}
 DISPLAY = {"ns": None, "count": None, "fraction": "percent", "bytes_per_s": "gb_per_s"}
 #: a change of a share is in percentage points
 CHANGE_DISPLAY = DISPLAY | {"fraction": "points"}
@@ -67,11 +85,15 @@ def _signed(text: str, value) -> str:
 def change_words(row, tr: Translator, c) -> str:
     """A metric's change in words: its direction, size and, if it has a better direction, verdict."""
     if row["status"] == "added":
-        return tr.gettext(N_("new in {version}"), version=c.after)
+        return tr.gettext(N_("not measured in {version}"), version=c.before)
     if row["status"] == "removed":
-        return tr.gettext(N_("not in {version}"), version=c.after)
+        return tr.gettext(N_("not measured in {version}"), version=c.after)
     if row["status"] == "unchanged":
         return tr.gettext(N_("unchanged (within the noise threshold)"))
+    if row["status"] in JUDGED_WORDS:
+        relative = L.DASH if L.missing(row["relative"]) else tr.percent(abs(row["relative"]))
+        direction = tr.gettext(DIRECTION_WORDS[row["direction"]])
+        return tr.gettext(JUDGED_WORDS[row["status"]], direction=direction, relative=relative)
     verdict = row["verdict"] if row["verdict"] in ("better", "worse") else "neutral"
     change = _signed(_q(row["change"], row["dim"], tr, CHANGE_DISPLAY), row["change"])
     relative = L.DASH if L.missing(row["relative"]) else tr.percent(abs(row["relative"]))
@@ -107,6 +129,7 @@ def setup(c, tr: Translator, options: dict) -> object:
         date_after=_date(c.date_after, tr),
         date_before=_date(c.date_before, tr),
     )
+    dates = tr.spaced(dates, _why(c, tr), _attribution(c, tr))
     k = TableBuilder("key-setup", tr)
     k.col("section", N_("Section")).col("field", N_("Field"))
     k.col("before", N_("Before")).col("after", N_("After")).col("same", N_("Same"))
@@ -132,6 +155,8 @@ def setup(c, tr: Translator, options: dict) -> object:
         same=tr.integer(c.setup_same),
     )
     main = tr.gettext(N_("The main fields of the setup, in both captures:"))
+    if not c.recorded_only.empty:
+        intro = tr.spaced(intro, _recorded_only(c, tr))
     t = TableBuilder("setup", tr)
     t.col("section", N_("Section")).col("field", N_("Field"))
     t.col("before", N_("Before")).col("after", N_("After"))
@@ -139,6 +164,73 @@ def setup(c, tr: Translator, options: dict) -> object:
         section, field = _field(r.field, tr)
         t.row(key_of(r.field), section, field, _recorded(r.before, tr), _recorded(r.after, tr))
     return fragment(f"{dates}\n\n{main}\n", k.build(), f"{intro}\n", t.build())
+
+
+def _why(c, tr: Translator) -> str:
+    """Why the newer version exists (report.yml ``changes.why``), or that it is not recorded."""
+    if c.why_after is None:
+        return tr.gettext(
+            N_("Why {version} exists is not recorded ({field} in `report.yml`)."),
+            version=c.after,
+            field=L.code(f"changes.why.{c.after}"),
+        )
+    kinds = tr.list([tr.gettext(WHY_LABELS[k]) for k in c.why_after.kinds])
+    return tr.gettext(
+        N_("Why {version} exists ({kinds}): {text}"), version=c.after, kinds=kinds, text=tr.pick(c.why_after.text)
+    )
+
+
+COUNT_METRICS = ("launches_per_step", "launch_calls_per_step", "distinct_kernels")
+
+
+def _attribution(c, tr: Translator) -> str:
+    """What the differences are due to, where the data shows it: with no code change and equal
+    counts, only measured times moved; which of them changed beyond their measured spread."""
+    m = c.metrics[c.metrics["variant"] == c.primary].set_index("metric")
+    counts = [x for x in COUNT_METRICS if x in m.index]
+    if c.why_after is None or "code" in c.why_after.kinds or not counts:
+        return ""
+    if any(m.at[x, "status"] != "same" for x in counts):
+        return ""
+    spread = m[m["measure"] == "spread"]
+    changed = [tr.gettext(METRIC_LABELS[x]) for x in spread.index[spread["status"] == "changed"]]
+    if changed:
+        return tr.gettext(
+            N_(
+                "No code changed and the counts are the same in both versions (kernel launches and launch calls "
+                "per step, distinct kernels): the differences are in measured times; beyond their measured spread: "
+                "{metrics}."
+            ),
+            metrics=tr.list(changed),
+        )
+    return tr.gettext(
+        N_(
+            "No code changed and the counts are the same in both versions (kernel launches and launch calls per "
+            "step, distinct kernels): the differences are in measured times, and none of the times with a measured "
+            "spread moved beyond it."
+        )
+    )
+
+
+def _recorded_only(c, tr: Translator) -> str:
+    sections = sorted({f.split(".")[0] for f in c.recorded_only["field"]})
+    added = c.recorded_only["status"] == "added"
+    version, other = (c.after, c.before) if added.all() else (c.before, c.after)
+    return tr.gettext(
+        N_(
+            "Not counted as differences: {version} also records {count} fields that {other} does not record at all "
+            "({sections}), such as the GPU's state before and after the timing."
+        )
+        if "gpu_state" in sections
+        else N_(
+            "Not counted as differences: {version} also records {count} fields that {other} does not record at all "
+            "({sections})."
+        ),
+        version=version,
+        other=other,
+        count=tr.integer(len(c.recorded_only)),
+        sections=tr.list([L.code(x) for x in sections]),
+    )
 
 
 def _date(iso: str | None, tr: Translator) -> str:
@@ -368,8 +460,14 @@ def method(c, tr: Translator, options: dict) -> object:
     items = [
         tr.gettext(
             N_(
-                "A change counts when it is at least {relative} of the old value and, for a time, at least {absolute}; "
-                "a smaller one is listed as unchanged ({fields} in `report.yml`). A change of class always counts."
+                "Headline metrics are judged against the spread measured for them: equal values are the same; a "
+                "count that differs changed; a time per token (and the idle share derived from it, over the worst "
+                "case of its inputs) changed only when the two versions' ranges over their fresh processes do not "
+                "overlap, and is within noise when they do; a quantity measured once per version (one trace) or "
+                "without a range on one side is not judged for noise. Only a change is coloured better or worse. "
+                "In the kernel and category tables a change counts when it is at least {relative} of the old value "
+                "and, for a time, at least {absolute}; a smaller one is listed as unchanged ({fields} in "
+                "`report.yml`). A change of class always counts."
             ),  # fmt: skip
             relative=tr.percent(c.noise.relative),
             absolute=show(Quantity(c.noise.absolute_ns, "ns"), tr, "us"),

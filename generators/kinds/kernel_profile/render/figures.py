@@ -305,29 +305,78 @@ def roofline(result, tr: Translator, options: dict) -> object:
     )
     ax.legend(fontsize=7, loc="lower right")
     svg = figures.svg(plan, tr.lang)
-    caption = tr.gettext(
-        N_(
-            "Filled dots: executed FLOPs as Nsight Compute counts them (the tensor pipes' operations, rows "
-            "padded to the instruction tile included); hollow dots: useful FLOPs from the operator's shapes, "
-            "joined to the same launch's executed dot (same bytes and duration, so the line runs along the "
-            "diagonal). The QKV projection executes {qkv_padding} × its useful FLOPs: {qkv_executed} against "
-            "{qkv_useful}; the fused attention {att_executed} against {att_useful}. One bandwidth roof per "
-            "source (solid: specification, dashed: measured) and one compute roof per peak. Ridge points "
-            "(FLOP/byte, spec / measured): {ridges}. {hidden} launches without FLOPs are not drawn."
-        ),
-        qkv_padding=fact(result, f"{v.name}.site.qkv.padding", tr),
-        qkv_executed=fact(result, f"{v.name}.site.qkv.executed_intensity", tr),
-        qkv_useful=fact(result, f"{v.name}.site.qkv.useful_intensity", tr),
-        att_executed=fact(result, f"{v.name}.site.attention.executed_intensity", tr),
-        att_useful=fact(result, f"{v.name}.site.attention.useful_intensity", tr),
-        ridges=_ridge_text(result, dtypes, tr),
-        hidden=fact(result, f"{v.name}.undrawable", tr),
-    )
+    caption = _roofline_caption(result, v, known, dtypes, tr)
     alt = tr.gettext(N_("Roofline: achieved TFLOP/s against arithmetic intensity for each profiled launch"))
     columns = ["kernel_id", "intensity", "flop_per_s", "cls"]
     if "useful_intensity" in known:
         columns += ["useful_intensity", "useful_flop_per_s"]
     return fragment(Figure("roofline", svg, alt, caption, _launch_data(known, columns)))
+
+
+def _has(result, *names: str) -> bool:
+    return all(n in result.facts for n in names)
+
+
+def _roofline_caption(result, v, known, dtypes, tr: Translator) -> str:
+    """The roofline's caption, each sentence only where the facts it states exist: without
+    operator shapes (a CUDA-graph replay) there are no hollow dots and no padding to state."""
+    drawn_useful = "useful_intensity" in known and bool((known["useful_intensity"] > 0).any())
+    if drawn_useful:
+        parts = [
+            tr.gettext(
+                N_(
+                    "Filled dots: executed FLOPs as Nsight Compute counts them (the tensor pipes' operations, rows "
+                    "padded to the instruction tile included); hollow dots: useful FLOPs from the operator's "
+                    "shapes, joined to the same launch's executed dot (same bytes and duration, so the line runs "
+                    "along the diagonal)."
+                )
+            )
+        ]
+        site = f"{v.name}.site.qkv"
+        if _has(result, f"{site}.padding", f"{site}.executed_intensity", f"{site}.useful_intensity"):
+            parts.append(
+                tr.gettext(
+                    N_("The QKV projection executes {padding} × its useful FLOPs: {executed} against {useful}."),
+                    padding=fact(result, f"{site}.padding", tr),
+                    executed=fact(result, f"{site}.executed_intensity", tr),
+                    useful=fact(result, f"{site}.useful_intensity", tr),
+                )
+            )
+        site = f"{v.name}.site.attention"
+        if _has(result, f"{site}.executed_intensity", f"{site}.useful_intensity"):
+            parts.append(
+                tr.gettext(
+                    N_("The fused attention plots at {executed} executed against {useful} useful."),
+                    executed=fact(result, f"{site}.executed_intensity", tr),
+                    useful=fact(result, f"{site}.useful_intensity", tr),
+                )
+            )
+    else:
+        parts = [
+            tr.gettext(
+                N_(
+                    "Dots: executed FLOPs as Nsight Compute counts them (the tensor pipes' operations, rows padded "
+                    "to the instruction tile included). The trace records no operator shapes (a CUDA-graph replay "
+                    "records no operator calls), so no launch has useful FLOPs and the figure draws no useful points."
+                )
+            )
+        ]
+    parts.append(
+        tr.gettext(
+            N_(
+                "One bandwidth roof per source (solid: specification, dashed: measured) and one compute roof per "
+                "peak. Ridge points (FLOP/byte, spec / measured): {ridges}."
+            ),
+            ridges=_ridge_text(result, dtypes, tr),
+        )
+    )
+    if _has(result, f"{v.name}.undrawable") and result.facts[f"{v.name}.undrawable"].value > 0:
+        parts.append(
+            tr.gettext(
+                N_("{hidden} launches without FLOPs are not drawn."), hidden=fact(result, f"{v.name}.undrawable", tr)
+            )
+        )
+    return tr.spaced(*parts)
 
 
 def roofline_hierarchical(result, tr: Translator, options: dict) -> object:
@@ -523,12 +572,20 @@ def roofline_kernels(result, tr: Translator, options: dict) -> object:
     plan.supxlabel(tr.gettext(N_("Arithmetic intensity (FLOP/byte of DRAM traffic)")), fontsize=9)
     plan.supylabel(tr.gettext(N_("Achieved throughput (TFLOP/s)")), fontsize=9)
     svg = figures.svg(plan, tr.lang)
+    hollow = launches is not None and "useful_intensity" in launches and bool((launches["useful_intensity"] > 0).any())
     caption = tr.gettext(
         N_(
             "One panel per top kernel, titled with its rank, its name and the precision of its roofs "
             "(solid: specification, dashed: measured); filled dots: its profiled launches' executed FLOPs, "
             "coloured by class as in the roofline above; hollow dots: their useful FLOPs. Launches without "
             "FLOPs cannot be drawn on log axes."
+        )
+        if hollow
+        else N_(
+            "One panel per top kernel, titled with its rank, its name and the precision of its roofs "
+            "(solid: specification, dashed: measured); dots: its profiled launches' executed FLOPs, coloured by "
+            "class as in the roofline above (no useful FLOPs: the trace records no operator shapes). Launches "
+            "without FLOPs cannot be drawn on log axes."
         )
     )
     alt = tr.gettext(N_("Roofline panels, one per top kernel"))

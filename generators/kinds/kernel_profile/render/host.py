@@ -14,8 +14,10 @@ from generators.render.tables import TableBuilder
 COLUMNS = (
     ("host.range_per_step", N_("Range per step"), "ms"),
     ("host.op_time_per_step", N_("Operator time per step"), "ms"),
-    ("host.launch_call_per_step", N_("Launch calls per step"), "ms"),
-    ("host.launch_interval", N_("Host time per launch call"), "us"),
+    ("host.launch_call.clean", N_("Launch call, median without profiler overhead"), "us"),
+    ("host.launch_call.clean.calls", N_("Calls without profiler overhead"), "count"),
+    ("host.launch_call.overlapping.calls", N_("Calls overlapping profiler overhead"), "count"),
+    ("decode.step_time", N_("Decode step on the GPU"), "ms"),
     ("host.gpu_idle_per_step", N_("GPU idle per step"), "ms"),
     ("host.gpu_idle_share", N_("GPU idle share"), "percent"),
     ("host.gap_median", N_("Median gap between kernels"), "us"),
@@ -38,9 +40,13 @@ def host(result, tr: Translator, options: dict) -> object:
             "From the profiled run's trace: the profiler (with `record_shapes`) slows the host, so these times "
             "are upper bounds of the run without it. Operator time: the top-level ATen operator calls that "
             "start inside the range. Launch calls: the API calls that launched the range's kernels, each once (a "
-            "CUDA-graph replay is one call for all its kernels). Host time per launch call: range wall time ÷ "
-            "those calls. GPU idle: the time between the first kernel's start and the last kernel's end with no "
-            "kernel running."
+            "CUDA-graph replay is one call for all its kernels); their median duration counts only the calls that "
+            "overlap none of the profiler's own overhead events (buffer requests and flushes, and \"Command Buffer "
+            "Full\", where the launch waits for room in the queue): the others measure the profiler or the GPU's "
+            "pace, not the cost of issuing. Decode step on the GPU: the span from the range's first kernel's start "
+            "to its last kernel's end ÷ the steps, the decode step without the prefill, where every launch call "
+            "after the first returned before the GPU had run out of queued work (the GPU set the pace); a dash "
+            "where the host set it. GPU idle: the time in that span with no kernel running."
         )
     )
     a = TableBuilder("anomalies", tr)

@@ -21,6 +21,25 @@ def fact(result, key: str, tr: Translator, unit: str | None = None) -> str:
     return L.DASH if q is None else show(q, tr, unit)
 
 
+class F(str):
+    """A fact named for :func:`sentence`: ``F("fused.top_share")``, with a display unit ``F(key, unit)``."""
+
+    def __new__(cls, key: str, unit: str | None = None):
+        self = super().__new__(cls, key)
+        self.unit = unit
+        return self
+
+
+def sentence(result, tr: Translator, message: str, **parts) -> str:
+    """A generated sentence whose facts (``F`` parts) all exist, formatted; "" (left out) when
+    the data cannot give one of them, so that no sentence shows a placeholder for a missing
+    value. Other parts are text, already formatted."""
+    if any(isinstance(v, F) and v not in result.facts for v in parts.values()):
+        return ""
+    values = {k: show(result.facts[v], tr, v.unit) if isinstance(v, F) else v for k, v in parts.items()}
+    return tr.gettext(message, **values)
+
+
 def chosen(result, options: dict):
     """The variant a unit shows (option ``variant``, default the primary) and the suffix of its
     table keys ("" for the primary, "-<variant>" otherwise: one page may show both)."""
@@ -32,16 +51,20 @@ def chosen(result, options: dict):
 
 def overview(result, tr: Translator, options: dict) -> object:
     v, p = result.primary, result.config.primary
-    f = lambda key, unit=None: fact(result, f"{p}.{key}", tr, unit)  # noqa: E731
+    f = lambda key, unit=None: F(f"{p}.{key}", unit)  # noqa: E731
     items = [
-        tr.gettext(
+        sentence(
+            result,
+            tr,
             N_("Range {range}: {launches} kernel launches of {distinct} distinct kernels, {time} of kernel time."),
             range=L.code(result.config.range),
             launches=f("kernels"),
             distinct=f("distinct_kernels"),
             time=f("kernel_time"),
         ),
-        tr.gettext(
+        sentence(
+            result,
+            tr,
             N_(
                 "The top {n} kernels take {share} of that time; {complete} of them have full Nsight "
                 "Compute metrics ({profiled} profiled launches, {matched} joined to the trace)."
@@ -55,12 +78,19 @@ def overview(result, tr: Translator, options: dict) -> object:
     ]
     if v.class_counts is not None:
         shares = L.listing(
-            [tr.spaced(L.cls(r.cls, tr), f(f"class.{r.cls}.time_share")) for r in v.class_counts.itertuples()], tr
+            [
+                tr.spaced(L.cls(r.cls, tr), fact(result, f"{p}.class.{r.cls}.time_share", tr))
+                for r in v.class_counts.itertuples()
+                if f"{p}.class.{r.cls}.time_share" in result.facts
+            ],
+            tr,
         )
-        items.append(tr.gettext(N_("Kernel time by class: {shares}."), shares=shares))
+        items.append(sentence(result, tr, N_("Kernel time by class: {shares}."), shares=shares))
     if f"{p}.gemm.bandwidth" in result.facts:
         items.append(
-            tr.gettext(
+            sentence(
+                result,
+                tr,
                 N_(
                     "Weight-streaming GEMM/GEMV call sites: {bw} of DRAM bandwidth over the trace's durations "
                     "({of_copy} of the measured copy bandwidth); {bw_ncu} over Nsight Compute's."
@@ -72,7 +102,9 @@ def overview(result, tr: Translator, options: dict) -> object:
         )
     if v.host is not None and len(v.host.anomalies):
         items.append(
-            tr.gettext(
+            sentence(
+                result,
+                tr,
                 N_("Slow operator calls: {calls} calls of {op} cost {cost}, {share} of the range (profiled run)."),
                 calls=f("anomaly.top.calls"),
                 op=L.code(v.host.anomalies.iloc[0]["op"]),
@@ -82,25 +114,34 @@ def overview(result, tr: Translator, options: dict) -> object:
         )
     top_cat = v.categories.iloc[0]["category"]
     items.append(
-        tr.gettext(
+        sentence(
+            result,
+            tr,
             N_("Largest category: {category}, {share} of kernel time."),
             category=L.category(top_cat, tr),
             share=f(f"category.{top_cat}.share"),
         )
     )
     items.append(
-        tr.gettext(
+        sentence(
+            result,
+            tr,
             N_("Launches shorter than {threshold}: {launch_share} of all launches, {time_share} of kernel time."),
-            threshold=fact(result, "launch_bound.threshold", tr, "us"),
+            threshold=F("launch_bound.threshold", "us"),
             launch_share=f("launch_bound.launch_share"),
             time_share=f("launch_bound.time_share"),
         )
     )
     if v.review is not None:
         items.append(
-            tr.gettext(N_("Needs review: {count} profiled launches (see the classification)."), count=f("review.count"))
+            sentence(
+                result,
+                tr,
+                N_("Needs review: {count} profiled launches (see the classification)."),
+                count=f("review.count"),
+            )
         )
-    return fragment("".join(f"- {item}\n" for item in items))
+    return fragment("".join(f"- {item}\n" for item in items if item))
 
 
 def top(result, tr: Translator, options: dict) -> object:
