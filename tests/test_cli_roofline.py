@@ -53,7 +53,9 @@ def test_json_end_to_end(repo_root):
         assert all(key in r for r in rows), key
     row = next(r for r in rows if r["op"] == "fused_qkv_a_proj" and r["size"] == 1)
     assert (row["dtype"], row["m"], row["n"], row["k"]) == ("fp4", 1, 2112, 7168)
-    assert row["flops"] == 2 * 7168 * 2112 and row["bytes"] == 7168 * 2112 * 9 // 16 + 2 * (7168 + 2112)
+    # W4A4 (the FP4 recipe): weights and the input row in NVFP4 (9/16 byte an element), the output in BF16
+    assert row["flops"] == 2 * 7168 * 2112 and row["bytes"] == 7168 * 2112 * 9 // 16 + 7168 * 9 // 16 + 2 * 2112
+    assert row["act"] == "fp4"
     # the B200's dense FP4 peak over its bandwidth: 18 PFLOPS (with sparsity) / 2 over 7.7 TB/s
     assert (row["ridge"], row["bound"], row["measured_s"]) == (pytest.approx(18e15 / 2 / 7.7e12), "memory", None)
     assert {t["layer"] for t in doc["totals"]} == {"dense_layer", "moe_layer", "step"}

@@ -50,7 +50,8 @@ def test_roofline_columns_by_hand(deepseek, gpus):
     b200 = gpus["b200"]
     rows = roof.table(deepseek, b200, "decode", [1], ["fp4"], 4096)
     row = rows[rows["op"] == "q_b_proj"].iloc[0]
-    flops, nbytes = 2 * 1536 * 24576, 1536 * 24576 * 0.5625 + 2 * (1536 + 24576)
+    # W4A4 (the FP4 recipe): the input row in NVFP4 (half a byte + an FP8 scale per 16), the output in BF16
+    flops, nbytes = 2 * 1536 * 24576, 1536 * 24576 * 0.5625 + 1536 * 0.5625 + 2 * 24576
     assert (row.m, row.n, row.k, row.flops, row.bytes) == (1, 24576, 1536, flops, nbytes)
     # dense FP4 peak over HBM bandwidth, per GPU: the datasheet's 18 PFLOPS with sparsity / 2, 7.7 TB/s
     assert row.ridge == pytest.approx(9000e12 / 7700e9) and row.ridge == pytest.approx(1168.83, abs=0.01)
@@ -82,13 +83,16 @@ def test_each_gemm_crosses_its_ridge_at_the_computed_batch(deepseek, gpus, gpu_i
     for row in table.itertuples():
         peak, bandwidth = roof.peak_and_bandwidth(gpu, row.dtype)
         ridge = peak / bandwidth
-        w, a = ops.weight_bytes(row.dtype, row.n, row.k), 2 * (row.n + row.k)
+        # input activation bytes per element by format (W8A8: 1 + an FP32 scale per 128; W4A4: 0.5 + 1/16)
+        u = {"bf16": 2, "fp8": 1 + 4 / 128, "fp4": 0.5 + 1 / 16}[row.act]
+        assert row.act == row.dtype  # the recipes: FP8 weights W8A8, FP4 W4A4, BF16 W16A16
+        w, a = ops.weight_bytes(row.dtype, row.n, row.k), u * row.k + 2 * row.n
 
         def intensity(m, row=row, w=w, a=a):
             return 2 * m * row.n * row.k / (w + a * m)
 
         if math.isnan(row.crossing_m):  # never: the activations alone keep it under the ridge
-            assert row.n * row.k / (row.n + row.k) <= ridge and intensity(1e12) < ridge
+            assert 2 * row.n * row.k / a <= ridge and intensity(1e12) < ridge
             continue
         assert row.crossing_m == pytest.approx(ridge * w / (2 * row.n * row.k - ridge * a))
         m = row.crossing_m
@@ -97,17 +101,44 @@ def test_each_gemm_crosses_its_ridge_at_the_computed_batch(deepseek, gpus, gpu_i
         if row.kind == "grouped_gemm":  # the batch whose tokens per active expert reach m
             assert ops.tokens_per_active_expert(batch, 256, 8) >= m > ops.tokens_per_active_expert(batch - 1, 256, 8)
             continue
-        below = roof.place(ops.gemm(row.op, batch - 1, row.n, row.k, row.dtype), peak, bandwidth)
-        at = roof.place(ops.gemm(row.op, batch, row.n, row.k, row.dtype), peak, bandwidth)
+        below = roof.place(ops.gemm(row.op, batch - 1, row.n, row.k, row.dtype, act=row.act), peak, bandwidth)
+        at = roof.place(ops.gemm(row.op, batch, row.n, row.k, row.dtype, act=row.act), peak, bandwidth)
         assert (below["bound"], at["bound"]) == ("memory", "compute")
 
 
 def test_hand_computed_crossing_of_fused_qkv_a_fp4_on_b200(deepseek, gpus):
-    table = roof.crossings(deepseek, gpus["b200"], ["fp4"])
-    row = table[table["op"] == "fused_qkv_a_proj"].iloc[0]
     n, k, ridge = 2112, 7168, 9000e12 / 7700e9
+    # BF16 activations (W4A16): the issue's 1,160
+    table = roof.crossings(deepseek, gpus["b200"], ["fp4"], {"fp4": "bf16"})
+    row = table[table["op"] == "fused_qkv_a_proj"].iloc[0]
     m = ridge * n * k * 0.5625 / (2 * n * k - ridge * 2 * (n + k))
     assert row.crossing_m == pytest.approx(m) and row.crossing_batch == math.ceil(m) == 1160
+    # the recipe, W4A4: the input row in NVFP4: the issue's 483
+    table = roof.crossings(deepseek, gpus["b200"], ["fp4"])
+    row = table[table["op"] == "fused_qkv_a_proj"].iloc[0]
+    m = ridge * n * k * 0.5625 / (2 * n * k - ridge * (0.5625 * k + 2 * n))
+    assert row.crossing_m == pytest.approx(m) and row.crossing_batch == math.ceil(m) == 483
+
+
+def test_the_issue_crossings_with_quantized_activations(deepseek, gpus):
+    """Issue 27: B200 FP4 with W4A4 instead of BF16 inputs: q_b_proj 1,717 -> 1,457 and the routed
+    experts' down projection 39.5k -> about 27.5k (batch whose tokens per active expert reach m)."""
+
+    def batch(m):  # tokens per active expert under uniform routing, 256 experts, 8 per token
+        return next(b for b in range(1, 10**6) if b * 8 / (256 * (1 - (1 - 8 / 256) ** b)) >= m)
+
+    ridge = 9000e12 / 7700e9
+    expect = {}
+    for act, u in (("bf16", 2), ("fp4", 0.5625)):
+        table = roof.crossings(deepseek, gpus["b200"], ["fp4"], {"fp4": act}).set_index("op")
+        for op, (n, k) in {"q_b_proj": (24576, 1536), "experts_down_proj": (7168, 2048)}.items():
+            w = n * k * 0.5625
+            m = ridge * w / (2 * n * k - ridge * (u * k + 2 * n))
+            expect[op, act] = math.ceil(m) if op == "q_b_proj" else batch(m)
+            assert table.loc[op, "crossing_batch"] == expect[op, act]
+    assert (expect["q_b_proj", "bf16"], expect["q_b_proj", "fp4"]) == (1717, 1457)
+    assert round(expect["experts_down_proj", "bf16"], -2) == 39500
+    assert 27000 < expect["experts_down_proj", "fp4"] < 28000
 
 
 def test_totals_add_the_ops_times_their_count(deepseek, gpus):

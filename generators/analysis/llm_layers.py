@@ -16,9 +16,14 @@ of ``tokens`` new tokens (MLA written out: ``kv_b_proj`` expands the latent for 
 then attention with 128 query-key heads of 192 dimensions). The output head runs once per
 sequence (the logits of the last position), not for every prefill token.
 
-``dtype`` is the format of the linear layers' weights (projections, FFN, experts). The router
-gate, the output head and the absorbed-MLA matmuls keep BF16 weights, as DeepSeek's
+``dtype`` is the format of the linear layers' weights (projections, FFN, experts), ``act`` the
+format of their input activations (``llm_ops.ACT_FORMATS``; BF16 when not given). The router
+gate, the output head and the absorbed-MLA matmuls keep BF16 weights and inputs, as DeepSeek's
 reference code does.
+
+``ep``: the GPUs that share the routed experts (expert parallelism). The step is then one
+GPU's: its ``tokens`` sequences through every other op, and its ``1/ep`` of the routed experts
+fed by the tokens of all ``ep`` GPUs (``tokens · ep`` tokens routed over every expert).
 """
 
 from __future__ import annotations
@@ -49,20 +54,23 @@ def count(model: ModelSpec, scope: str) -> int:
     }[scope]
 
 
-def step_ops(model: ModelSpec, phase: str, tokens: int, kv_len: int, dtype: str) -> list[Placed]:
+def step_ops(
+    model: ModelSpec, phase: str, tokens: int, kv_len: int, dtype: str, act: str | None = None, ep: int = 1
+) -> list[Placed]:
     """Every op of one step: ``tokens`` = batch (decode) or sequence length (prefill)."""
     if phase not in PHASES:
         raise ValueError(f"unknown phase {phase!r}")
+    act = "bf16" if act is None or dtype == "bf16" else act
     att = model.attention
     if isinstance(att, MlaSpec):
-        block = _mla(model, att, phase, tokens, kv_len, dtype)
+        block = _mla(model, att, phase, tokens, kv_len, dtype, act)
     else:
-        block = _gqa(model, att, phase, tokens, kv_len, dtype)
+        block = _gqa(model, att, phase, tokens, kv_len, dtype, act)
     placed = [Placed("layer", op) for op in block]
     if model.dense_layers:
-        placed += [Placed("dense_layer", op) for op in _dense_ffn(model, tokens, dtype)]
+        placed += [Placed("dense_layer", op) for op in _dense_ffn(model, tokens, dtype, act)]
     if model.moe is not None and model.moe_layers:
-        placed += [Placed("moe_layer", op) for op in _moe_ffn(model, tokens, dtype)]
+        placed += [Placed("moe_layer", op) for op in _moe_ffn(model, tokens, dtype, act, ep)]
     sequences = tokens if phase == "decode" else 1
     h = model.hidden_size
     placed += [
@@ -70,29 +78,29 @@ def step_ops(model: ModelSpec, phase: str, tokens: int, kv_len: int, dtype: str)
         Placed("model", ops.rmsnorm("final_norm", sequences, h)),
         Placed("model", ops.gemm("lm_head", sequences, model.vocab_size, h, "bf16")),
     ]
-    return placed + [Placed("absorbed", op) for op in _absorbed(model, phase, tokens, dtype)]
+    return placed + [Placed("absorbed", op) for op in _absorbed(model, phase, tokens, dtype, act)]
 
 
-def mla_projections(model: ModelSpec, att: MlaSpec, tokens: float, dtype: str) -> dict[str, ops.Op]:
+def mla_projections(model: ModelSpec, att: MlaSpec, tokens: float, dtype: str, act: str = "bf16") -> dict[str, ops.Op]:
     """The four MLA projection GEMMs at ``tokens`` tokens."""
     h, heads = model.hidden_size, att.num_heads
     qk = att.qk_nope_head_dim + att.qk_rope_head_dim
     return {
         "fused_qkv_a_proj": ops.gemm(
-            "fused_qkv_a_proj", tokens, att.q_lora_rank + att.kv_lora_rank + att.qk_rope_head_dim, h, dtype
+            "fused_qkv_a_proj", tokens, att.q_lora_rank + att.kv_lora_rank + att.qk_rope_head_dim, h, dtype, act=act
         ),
-        "q_b_proj": ops.gemm("q_b_proj", tokens, heads * qk, att.q_lora_rank, dtype),
+        "q_b_proj": ops.gemm("q_b_proj", tokens, heads * qk, att.q_lora_rank, dtype, act=act),
         "kv_b_proj": ops.gemm(
-            "kv_b_proj", tokens, heads * (att.qk_nope_head_dim + att.v_head_dim), att.kv_lora_rank, dtype
+            "kv_b_proj", tokens, heads * (att.qk_nope_head_dim + att.v_head_dim), att.kv_lora_rank, dtype, act=act
         ),
-        "o_proj": ops.gemm("o_proj", tokens, h, heads * att.v_head_dim, dtype),
+        "o_proj": ops.gemm("o_proj", tokens, h, heads * att.v_head_dim, dtype, act=act),
     }
 
 
-def _mla(model: ModelSpec, att: MlaSpec, phase: str, tokens: int, kv_len: int, dtype: str) -> list[ops.Op]:
+def _mla(model: ModelSpec, att: MlaSpec, phase: str, tokens: int, kv_len: int, dtype: str, act: str) -> list[ops.Op]:
     h, heads, rope_dims = model.hidden_size, att.num_heads, att.qk_rope_head_dim
     latent = att.kv_lora_rank + rope_dims  # cached per position: compressed KV + the shared RoPE key
-    proj = mla_projections(model, att, tokens, dtype)
+    proj = mla_projections(model, att, tokens, dtype, act)
     head = [
         ops.rmsnorm("input_layernorm", tokens, h),
         proj["fused_qkv_a_proj"],
@@ -119,34 +127,34 @@ def _mla(model: ModelSpec, att: MlaSpec, phase: str, tokens: int, kv_len: int, d
     return head + middle + [proj["o_proj"], ops.rmsnorm("post_attention_layernorm", tokens, h)]
 
 
-def _gqa(model: ModelSpec, att: GqaSpec, phase: str, tokens: int, kv_len: int, dtype: str) -> list[ops.Op]:
+def _gqa(model: ModelSpec, att: GqaSpec, phase: str, tokens: int, kv_len: int, dtype: str, act: str) -> list[ops.Op]:
     h, heads, kvh, hd = model.hidden_size, att.num_heads, att.num_kv_heads, att.head_dim
     batch, q_len, n = (tokens, 1, kv_len) if phase == "decode" else (1, tokens, tokens)
     return [
         ops.rmsnorm("input_layernorm", tokens, h),
-        ops.gemm("qkv_proj", tokens, (heads + 2 * kvh) * hd, h, dtype),
+        ops.gemm("qkv_proj", tokens, (heads + 2 * kvh) * hd, h, dtype, act=act),
         ops.rope("rope", tokens, heads + kvh, hd),
         ops.attention("attention", batch, q_len, n, heads, hd, hd, 2 * kvh * hd, 2 * kvh * hd),
-        ops.gemm("o_proj", tokens, h, heads * hd, dtype),
+        ops.gemm("o_proj", tokens, h, heads * hd, dtype, act=act),
         ops.rmsnorm("post_attention_layernorm", tokens, h),
     ]
 
 
-def _dense_ffn(model: ModelSpec, tokens: int, dtype: str) -> list[ops.Op]:
+def _dense_ffn(model: ModelSpec, tokens: int, dtype: str, act: str) -> list[ops.Op]:
     h, inter = model.hidden_size, model.intermediate_size
     return [
-        ops.gemm("gate_up_proj", tokens, 2 * inter, h, dtype),
+        ops.gemm("gate_up_proj", tokens, 2 * inter, h, dtype, act=act),
         ops.silu_and_mul("silu_and_mul", tokens, inter),
-        ops.gemm("down_proj", tokens, h, inter, dtype),
+        ops.gemm("down_proj", tokens, h, inter, dtype, act=act),
     ]
 
 
-def _moe_ffn(model: ModelSpec, tokens: int, dtype: str) -> list[ops.Op]:
+def _moe_ffn(model: ModelSpec, tokens: int, dtype: str, act: str, ep: int = 1) -> list[ops.Op]:
     moe, h = model.moe, model.hidden_size
     shared = moe.shared_experts * moe.expert_intermediate_size
     inter = moe.expert_intermediate_size
-    experts = ops.expected_active_experts(tokens, moe.routed_experts, moe.active_experts)
-    per_expert = ops.tokens_per_active_expert(tokens, moe.routed_experts, moe.active_experts)
+    experts = ops.expected_active_experts(tokens * ep, moe.routed_experts, moe.active_experts) / ep
+    per_expert = ops.tokens_per_active_expert(tokens * ep, moe.routed_experts, moe.active_experts)
     routed = tokens * moe.active_experts
     out = [
         ops.gemm("router_gate", tokens, moe.routed_experts, h, "bf16"),
@@ -154,20 +162,20 @@ def _moe_ffn(model: ModelSpec, tokens: int, dtype: str) -> list[ops.Op]:
     ]
     if shared:
         out += [
-            ops.gemm("shared_gate_up_proj", tokens, 2 * shared, h, dtype),
+            ops.gemm("shared_gate_up_proj", tokens, 2 * shared, h, dtype, act=act),
             ops.silu_and_mul("shared_silu_and_mul", tokens, shared),
-            ops.gemm("shared_down_proj", tokens, h, shared, dtype),
+            ops.gemm("shared_down_proj", tokens, h, shared, dtype, act=act),
         ]
     return out + [
-        ops.gemm("experts_gate_up_proj", per_expert, 2 * inter, h, dtype, experts, "grouped_gemm"),
+        ops.gemm("experts_gate_up_proj", per_expert, 2 * inter, h, dtype, experts, "grouped_gemm", act),
         ops.silu_and_mul("experts_silu_and_mul", routed, inter),
-        ops.gemm("experts_down_proj", per_expert, h, inter, dtype, experts, "grouped_gemm"),
+        ops.gemm("experts_down_proj", per_expert, h, inter, dtype, experts, "grouped_gemm", act),
         ops.weighted_sum("experts_combine", tokens, moe.active_experts + (1 if shared else 0), h),
     ]
 
 
-def _absorbed(model: ModelSpec, phase: str, tokens: int, dtype: str) -> list[ops.Op]:
+def _absorbed(model: ModelSpec, phase: str, tokens: int, dtype: str, act: str) -> list[ops.Op]:
     att = model.attention
     if phase != "decode" or not isinstance(att, MlaSpec):
         return []
-    return [mla_projections(model, att, tokens, dtype)["kv_b_proj"]]
+    return [mla_projections(model, att, tokens, dtype, act)["kv_b_proj"]]

@@ -6,7 +6,8 @@ Pure functions, each formula written once; every op is returned as an :class:`Op
   weight matrices (1 for a linear layer; the heads for an absorbed-MLA batched matmul; the
   active experts for an MoE layer, ``m`` = tokens per active expert).
   FLOPs ``2·groups·m·n·k``; weights ``groups · weight_bytes(format, n, k)``; activations
-  ``groups · m·(k + n)`` elements in BF16 (input read once, output written once).
+  ``groups · m·(k·u + 2n)`` bytes: the input read once in its format (``u`` bytes an element,
+  ``ACT_FORMATS``: 2 in BF16), the output written once in BF16.
 * ``attention``: ``m`` = query tokens of the whole batch, ``n`` = key/value length, ``k`` = the
   query-key dimension, ``groups`` = query heads. FLOPs ``2·(qk + v) + SOFTMAX_FLOP`` per
   query-key pair and head; Q read and O written once; the cache read once per sequence
@@ -57,11 +58,23 @@ WEIGHT_FORMATS = {
     "fp4": WeightFormat(4, 1, (1, 16)),
 }
 
+#: Formats of a GEMM's input activations (``act``): ``bf16`` (W16A16, and every GEMM whose
+#: weights are BF16), ``fp8`` (W8A8: E4M3 plus one FP32 scale per 1 × 128 tile of a token's row,
+#: DeepSeek-V3's FP8 recipe) and ``fp4`` (W4A4: NVFP4 plus one FP8 scale per 16 elements). The
+#: output is written in BF16 whatever the input.
+ACT_FORMATS = {
+    "bf16": WeightFormat(16, 0, (1, 1)),
+    "fp8": WeightFormat(8, 4, (1, 128)),
+    "fp4": WeightFormat(4, 1, (1, 16)),
+}
+
 #: Bytes of an ``n × k`` weight matrix: ``v`` bits a value, one ``s``-byte scale per ``r × c`` block.
 WEIGHT_BYTES = Formula("weight_bytes", "W", "n * k * v / 8 + ceil(n / r) * ceil(k / c) * s")
 GEMM_FLOPS = Formula("gemm.flops", "F", "2 * g * m * n * k")
 GEMM_WEIGHTS = Formula("gemm.weight_bytes", "B_w", "g * W")
-GEMM_ACTS = Formula("gemm.act_bytes", "B_a", "2 * g * m * (k + n)")
+GEMM_ACTS = Formula("gemm.act_bytes", "B_a", "g * m * (k * u + 2 * n)")
+#: Bytes of one input activation element: ``v`` bits a value, one ``s``-byte scale per ``c``.
+ACT_ELEMENT = Formula("act_element_bytes", "u", "v / 8 + s / c")
 ATTENTION_PAIRS = Formula("attention.pairs", "p", "q * L - q * (q - 1) / 2")
 ATTENTION_FLOPS = Formula("attention.flops", "F", "b * h * p * (2 * (d_qk + d_v) + 5)")
 ATTENTION_ACTS = Formula("attention.act_bytes", "B_a", "2 * b * q * h * (d_qk + d_v)")
@@ -86,6 +99,7 @@ FORMULAS = (
     GEMM_FLOPS,
     GEMM_WEIGHTS,
     GEMM_ACTS,
+    ACT_ELEMENT,
     ATTENTION_PAIRS,
     ATTENTION_FLOPS,
     ATTENTION_ACTS,
@@ -113,9 +127,16 @@ def weight_bytes(dtype: str, n: int, k: int) -> float:
     return WEIGHT_BYTES(n=n, k=k, v=fmt.bits, r=rows, c=cols, s=fmt.scale_bytes)
 
 
-def activation_bytes_per_token(n: int, k: int) -> float:
-    """Activation bytes one token adds to a GEMM ``[m, k] × [k, n]`` (``GEMM_ACTS`` at m = 1)."""
-    return GEMM_ACTS(g=1, m=1, k=k, n=n)
+def act_element_bytes(act: str) -> float:
+    """Bytes of one input activation element in format ``act`` (``ACT_FORMATS``), scales included."""
+    fmt = ACT_FORMATS[act]
+    return ACT_ELEMENT(v=fmt.bits, s=fmt.scale_bytes, c=fmt.block[1])
+
+
+def activation_bytes_per_token(n: int, k: int, act: str = "bf16") -> float:
+    """Activation bytes one token adds to a GEMM ``[m, k] × [k, n]`` (``GEMM_ACTS`` at m = 1):
+    its input row in ``act``, its output row in BF16."""
+    return GEMM_ACTS(g=1, m=1, k=k, n=n, u=act_element_bytes(act))
 
 
 @dataclass(frozen=True)
@@ -134,14 +155,18 @@ class Op:
     weight_bytes: float
     act_bytes: float
     kv_bytes: float
+    act: str = "bf16"  # format of a GEMM's input activations (ACT_FORMATS); BF16 for other ops
 
     @property
     def bytes(self) -> float:
         return self.weight_bytes + self.act_bytes + self.kv_bytes
 
 
-def gemm(name: str, m: float, n: int, k: int, dtype: str, groups: float = 1, kind: str = "gemm") -> Op:
-    """``groups`` products ``[m, k] × [k, n]``, each with its own weights in ``dtype``."""
+def gemm(
+    name: str, m: float, n: int, k: int, dtype: str, groups: float = 1, kind: str = "gemm", act: str = "bf16"
+) -> Op:
+    """``groups`` products ``[m, k] × [k, n]``, each with its own weights in ``dtype``, the
+    input activations in ``act`` (``ACT_FORMATS``) and the output in BF16."""
     return Op(
         name,
         kind,
@@ -153,8 +178,9 @@ def gemm(name: str, m: float, n: int, k: int, dtype: str, groups: float = 1, kin
         groups,
         flops=GEMM_FLOPS(g=groups, m=m, n=n, k=k),
         weight_bytes=GEMM_WEIGHTS(g=groups, W=weight_bytes(dtype, n, k)),
-        act_bytes=GEMM_ACTS(g=groups, m=m, k=k, n=n),
+        act_bytes=GEMM_ACTS(g=groups, m=m, k=k, n=n, u=act_element_bytes(act)),
         kv_bytes=0,
+        act=act,
     )
 
 

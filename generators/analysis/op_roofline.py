@@ -52,6 +52,7 @@ COLUMNS = [
     "op",
     "kind",
     "dtype",
+    "act",
     "peak_dtype",
     "groups",
     "m",
@@ -98,14 +99,31 @@ def place(op: llm_ops.Op, peak: float, bandwidth: float) -> dict:
     }
 
 
+#: Input activation format of the GEMMs of each weight format, per the published serving recipes
+#: (``analysis.llm_deploy.RECIPES``): FP8 weights run W8A8, FP4 W4A4, BF16 W16A16.
+RECIPE_ACTS = {"bf16": "bf16", "fp8": "fp8", "fp4": "fp4"}
+
+
+def act_of(acts: Mapping[str, str] | None, dtype: str) -> str:
+    """The input activation format of the GEMMs with ``dtype`` weights (the recipe's by default)."""
+    return (acts or RECIPE_ACTS).get(dtype, RECIPE_ACTS[dtype])
+
+
 def table(
-    model: ModelSpec, gpu: GpuSpec, phase: str, sizes: list[int], weights: list[str], kv_len: int
+    model: ModelSpec,
+    gpu: GpuSpec,
+    phase: str,
+    sizes: list[int],
+    weights: list[str],
+    kv_len: int,
+    acts: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
-    """One row per op, size and weight format, in step order."""
+    """One row per op, size and weight format, in step order; ``acts``: the input activation
+    format per weight format (``RECIPE_ACTS`` when not given)."""
     rows = []
     for dtype in weights:
         for size in sizes:
-            for placed in llm_layers.step_ops(model, phase, size, kv_len, dtype):
+            for placed in llm_layers.step_ops(model, phase, size, kv_len, dtype, act_of(acts, dtype)):
                 op = placed.op
                 peak, bandwidth = peak_and_bandwidth(gpu, op.peak_dtype)
                 rows.append(
@@ -115,7 +133,10 @@ def table(
                         "weights": dtype,
                         "scope": placed.scope,
                         "count": llm_layers.count(model, placed.scope),
-                        **{f: getattr(op, f) for f in ("name", "kind", "dtype", "peak_dtype", "groups", "m", "n", "k")},
+                        **{
+                            f: getattr(op, f)
+                            for f in ("name", "kind", "dtype", "act", "peak_dtype", "groups", "m", "n", "k")
+                        },
                         "flops": op.flops,
                         "weight_bytes": op.weight_bytes,
                         "act_bytes": op.act_bytes,
@@ -171,14 +192,16 @@ def layer_shares(model: ModelSpec, ops: pd.DataFrame) -> pd.DataFrame:
 CURVE_COLUMNS = ["weights", "op", "kind", "dtype", "batch", "m", "intensity"]
 
 
-def intensity_curves(model: ModelSpec, weights: list[str], batches: list[int]) -> pd.DataFrame:
+def intensity_curves(
+    model: ModelSpec, weights: list[str], batches: list[int], acts: Mapping[str, str] | None = None
+) -> pd.DataFrame:
     """Intensity of every GEMM of a decode step (``kind`` gemm, bmm or grouped_gemm; the
     absorbed ones left out) at each batch, per weight format: the curves that cross the
     ridges. GEMM intensity does not depend on the KV length."""
     rows = []
     for dtype in weights:
         for batch in batches:
-            for placed in llm_layers.step_ops(model, "decode", batch, 1, dtype):
+            for placed in llm_layers.step_ops(model, "decode", batch, 1, dtype, act_of(acts, dtype)):
                 op = placed.op
                 if op.kind in ("gemm", "bmm", "grouped_gemm") and placed.scope != "absorbed":
                     rows.append((dtype, op.name, op.kind, op.dtype, batch, op.m, INTENSITY(F=op.flops, B=op.bytes)))
@@ -221,16 +244,16 @@ def dominant(ops: pd.DataFrame, top: int = 5) -> pd.DataFrame:
     return frame.groupby(keys, sort=False).head(top)[keys + ["op", "scope", "bound", "step_s", "share"]]
 
 
-def crossing_m(n: int, k: int, dtype: str, ridge: float) -> float | None:
+def crossing_m(n: int, k: int, dtype: str, ridge: float, act: str = "bf16") -> float | None:
     """Tokens ``m`` per weight matrix at which a GEMM ``[m, k] × [k, n]`` reaches ``ridge``.
 
-    ``I(m) = 2mnk / (W + A·m)`` with ``W`` the weight bytes and ``A = 2·(k + n)`` the
-    activation bytes per token, so ``I(m) ≥ R`` when ``m ≥ R·W / (2nk - R·A)``. ``None``
-    when ``2nk ≤ R·A``: then even infinitely many tokens stay below the ridge (the
-    intensity tends to ``nk / (k + n)``, set by the activations alone).
+    ``I(m) = 2mnk / (W + A·m)`` with ``W`` the weight bytes and ``A = k·u + 2n`` the
+    activation bytes per token (input in ``act``, output in BF16), so ``I(m) ≥ R`` when
+    ``m ≥ R·W / (2nk - R·A)``. ``None`` when ``2nk ≤ R·A``: then even infinitely many tokens
+    stay below the ridge (the intensity tends to ``2nk / A``, set by the activations alone).
     """
     w = llm_ops.weight_bytes(dtype, n, k)
-    a = llm_ops.activation_bytes_per_token(n, k)
+    a = llm_ops.activation_bytes_per_token(n, k, act)
     if 2 * n * k <= ridge * a:
         return None
     return CROSSING(R=ridge, W=w, n=n, k=k, A_t=a)
@@ -251,29 +274,31 @@ def batch_for_expert_tokens(m: float, routed: int, active: int, limit: int = 1 <
     return lo
 
 
-CROSSING_COLUMNS = ["weights", "op", "kind", "dtype", "n", "k", "ridge", "crossing_m", "crossing_batch"]
+CROSSING_COLUMNS = ["weights", "op", "kind", "dtype", "act", "n", "k", "ridge", "crossing_m", "crossing_batch"]
 
 
-def crossings(model: ModelSpec, gpu: GpuSpec, weights: list[str]) -> pd.DataFrame:
+def crossings(
+    model: ModelSpec, gpu: GpuSpec, weights: list[str], acts: Mapping[str, str] | None = None
+) -> pd.DataFrame:
     """For every GEMM of a decode step: the tokens per weight matrix (``crossing_m``) and the
     decode batch (``crossing_batch``) at which it turns compute-bound; null when never."""
     rows = []
     moe = model.moe
     for dtype in weights:
-        for placed in llm_layers.step_ops(model, "decode", 1, 1, dtype):
+        for placed in llm_layers.step_ops(model, "decode", 1, 1, dtype, act_of(acts, dtype)):
             op = placed.op
             if op.kind not in ("gemm", "bmm", "grouped_gemm"):
                 continue
             peak, bandwidth = peak_and_bandwidth(gpu, op.peak_dtype)
             ridge = ridge_point(peak, bandwidth)
-            m = crossing_m(op.n, op.k, op.dtype, ridge)
+            m = crossing_m(op.n, op.k, op.dtype, ridge, op.act)
             if m is None:
                 batch = None
             elif op.kind == "grouped_gemm":
                 batch = batch_for_expert_tokens(m, moe.routed_experts, moe.active_experts)
             else:
                 batch = math.ceil(m)  # every token of the batch goes through the weights
-            rows.append((dtype, op.name, op.kind, op.dtype, op.n, op.k, ridge, m, batch))
+            rows.append((dtype, op.name, op.kind, op.dtype, op.act, op.n, op.k, ridge, m, batch))
     return pd.DataFrame(rows, columns=CROSSING_COLUMNS)
 
 

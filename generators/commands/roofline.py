@@ -11,6 +11,19 @@ by the CUDA device name) for an op of the same name, dtype, m and shape
 (``analysis.microbench_join``), and ``error`` = measured / predicted - 1; both null where
 nothing was measured. An unknown model, GPU, phase or dtype, or a size that is not a
 positive whole number: one ``error:`` line and exit code 2.
+
+Input activations follow the model's serving recipe (``--acts recipe``: FP8 weights W8A8, FP4
+W4A4, ``analysis.llm_deploy.RECIPES``); ``--acts bf16`` keeps them in BF16 (W8A16, W4A16).
+
+``deployment`` (decode): the model served on ``--deployments`` GPUs (the smallest that holds
+the weights at ``--table-dtype``, default the GPU's usual ones: ``DEPLOYMENTS``) with
+data-parallel attention (``--kv-layout``): ``parameters`` (total, active, embedding),
+``kv_bytes_per_layer`` / ``kv_bytes_per_token``, ``bytes_per_token`` (per weight format and
+size), ``deployment`` (GPUs or null: does not fit, weights per GPU, NVLink one way, expert-
+parallel bytes per token and MoE layer), ``capacity`` (largest batch per GPU per context),
+``throughput`` (one GPU's step per batch, ``fits`` within the KV cap), ``crossings_vs_cap``,
+``placement`` (every op at ``--placement-batch``, with its share of the step) and
+``mistakes`` (the template mistakes of issue 27, corrected; only on the GB200).
 """
 
 from __future__ import annotations
@@ -24,6 +37,10 @@ ROOT = Path(__file__).resolve().parents[2]
 DECODE_BATCHES = (1, 8, 32, 64, 128, 256, 512)
 PREFILL_SEQS = (128, 256, 512, 1024, 2048, 4096, 8192)
 DEFAULT_KV_LEN = 4096
+#: GPU counts of the standard deployments per GPU: one node of 8, two nodes, an NVL72 domain.
+DEPLOYMENTS = {"h100-sxm": (8, 16), "gb200": (72,)}
+DEFAULT_DEPLOYMENTS = (8,)
+CONTEXTS = (4096, 16384, 32768, 131072)
 
 
 def add_arguments(parser) -> None:
@@ -36,6 +53,12 @@ def add_arguments(parser) -> None:
     parser.add_argument(
         "--dtype", nargs="+", help="weight formats: bf16 fp8 fp4 (default: those the GPU has peaks for)"
     )
+    parser.add_argument("--acts", default="recipe", help="input activations: recipe (default) or bf16")
+    parser.add_argument("--deployments", nargs="+", help="GPU counts of the deployments to try (default per GPU)")
+    parser.add_argument("--contexts", nargs="+", help=f"KV lengths of the capacity table (default {CONTEXTS})")
+    parser.add_argument("--kv-layout", default="dp", help="dp (data-parallel attention, default) or tp")
+    parser.add_argument("--table-dtype", help="weight format of the deployment (default: the smallest of --dtype)")
+    parser.add_argument("--placement-batch", default="64", help="decode batch of the placement table (default 64)")
     parser.add_argument("--root", type=Path, default=ROOT, help="project root with mkdocs.yml (default: this checkout)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
 
@@ -96,11 +119,92 @@ def _records(frame) -> list[dict]:
     return [{k: _value(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
 
 
-def document(model, gpu, phase: str, sizes: list[int], weights: list[str], kv_len: int, bench=None) -> dict:
-    """``bench``: ``(ReportRef, readers.microbench.Microbench)`` of this GPU, or None."""
-    from generators.analysis import microbench_join, op_roofline
+def serving_config(args, model, gpu, sizes: list[int], weights: list[str], kv_len: int):
+    """The roofline kind's configuration for one model on one GPU, from the options."""
+    import msgspec
 
-    rows = op_roofline.table(model, gpu, phase, sizes, weights, kv_len)
+    from generators.errors import UserError
+    from generators.kinds.roofline.config import Config
+
+    if args.acts not in ("recipe", "bf16"):
+        raise UserError(None, f"--acts: {args.acts!r}; known: recipe, bf16")
+    if args.kv_layout not in ("dp", "tp"):
+        raise UserError(None, f"--kv-layout: {args.kv_layout!r}; known: dp, tp")
+    table = args.table_dtype or min(weights, key=lambda w: ("fp4", "fp8", "bf16").index(w))
+    if table not in weights:
+        raise UserError(None, f"--table-dtype: {table!r} is not one of the weight formats {', '.join(weights)}")
+    deployments = [_positive("--deployments", t) for t in args.deployments or []] or list(
+        DEPLOYMENTS.get(gpu.id, DEFAULT_DEPLOYMENTS)
+    )
+    contexts = [_positive("--contexts", t) for t in args.contexts or []] or list(CONTEXTS)
+    placement = _positive("--placement-batch", args.placement_batch)
+    batches = sorted(set(sizes) | {placement})
+    doc = {
+        "schema": "profsite.report/1",
+        "kind": "roofline",
+        "title": {"en": "roofline"},
+        "models": [model.id],
+        "gpus": [{"hardware": gpu.id, "tables": table, "deployments": sorted(set(deployments))}],
+        "measured_gpu": gpu.id,
+        "weights": weights,
+        "decode": {"batches": batches, "kv_len": kv_len},
+        "activations": {w: "bf16" for w in weights} if args.acts == "bf16" else {},
+        "serving": {"contexts": sorted(set(contexts)), "kv_layout": args.kv_layout, "placement_batch": placement},
+    }
+    try:
+        return msgspec.convert(doc, Config)
+    except msgspec.ValidationError as exc:
+        raise UserError(None, str(exc)) from None
+
+
+def deployment(model, gpu, config) -> dict:
+    """The deployment analysis of one model on one GPU (``kinds.roofline.analysis``)."""
+    from generators.analysis import llm_deploy
+    from generators.kinds.roofline import analysis
+
+    ops = analysis.op_tables_plain([model], [gpu], config)
+    deploy = analysis.deployments([model], [gpu], config)
+    through = analysis.throughput([model], [gpu], config, deploy)
+    crossings = analysis.crossings([model], [gpu], config)
+    params = analysis.params([model]).iloc[0]
+    return {
+        "conventions": {
+            "activations": analysis.acts_of(config, model),
+            "kv_layout": config.serving.kv_layout,
+            "dispatch": config.serving.dispatch,
+            "combine": config.serving.combine,
+            "nvlink": "one way: half the bidirectional figure",
+            "ep_traffic": "(EP - 1) / EP of the routed traffic leaves a GPU",
+            "embedding": "a gather of one row per token",
+            "bf16_always": ["router_gate", "lm_head", "q_nope_w_kc", "attn_w_vc"],
+        },
+        "recipes": [
+            {"weights": r.weights, "act": r.act, "source": r.title, "url": r.url}
+            for r in llm_deploy.RECIPES.get(model.id, ())
+        ],
+        "parameters": {k: _value(params[k]) for k in ("total", "active", "embedding")},
+        "kv_bytes_per_layer": _value(params["kv_per_layer"]),
+        "kv_bytes_per_token": _value(params["kv_per_token"]),
+        "bytes_per_token": _records(analysis.bytes_per_token([model], config)),
+        "deployment": _records(deploy)[0],
+        "capacity": _records(analysis.capacity([model], [gpu], config, deploy)),
+        "throughput": _records(through),
+        "crossings_vs_cap": _records(analysis.crossings_vs_cap(crossings, deploy, through)),
+        "placement": _records(analysis.placement(ops, config)),
+        "mistakes": _records(analysis.mistakes(model, [gpu], config)),
+    }
+
+
+def document(
+    model, gpu, phase: str, sizes: list[int], weights: list[str], kv_len: int, bench=None, config=None
+) -> dict:
+    """``bench``: ``(ReportRef, readers.microbench.Microbench)`` of this GPU, or None;
+    ``config``: the kind's configuration for the deployment analysis (decode only)."""
+    from generators.analysis import microbench_join, op_roofline
+    from generators.kinds.roofline.analysis import acts_of
+
+    acts = acts_of(config, model) if config is not None else None
+    rows = op_roofline.table(model, gpu, phase, sizes, weights, kv_len, acts)
     measured = microbench_join.measured_times(rows, bench[1].ops) if bench else {}
     rows = op_roofline.join_measured(rows, measured)
     return {
@@ -113,7 +217,8 @@ def document(model, gpu, phase: str, sizes: list[int], weights: list[str], kv_le
         "rows": _records(rows),
         "totals": _records(op_roofline.totals(model, rows)),
         "dominant": _records(op_roofline.dominant(rows)),
-        "crossings": _records(op_roofline.crossings(model, gpu, weights)),
+        "crossings": _records(op_roofline.crossings(model, gpu, weights, acts)),
+        "deployment": deployment(model, gpu, config) if config is not None and phase == "decode" else None,
     }
 
 
@@ -171,6 +276,8 @@ def run(args) -> int:
     gpu = hardware.read(_file(cat.hardware_path(args.hardware), "hardware", args.hardware, cat.hardware_paths()))
     runs = microbench.runs_for(cat, gpu.device_names)
     bench = (runs[-1], microbench.read(cat.file(runs[-1], layout.MICROBENCH))) if runs else None
-    doc = document(model, gpu, *options(args, gpu), bench=bench)
+    phase, sizes, weights, kv_len = options(args, gpu)
+    config = serving_config(args, model, gpu, sizes if phase == "decode" else list(DECODE_BATCHES), weights, kv_len)
+    doc = document(model, gpu, phase, sizes, weights, kv_len, bench=bench, config=config)
     print(json.dumps(doc, ensure_ascii=False) if args.json else render(doc))
     return 0

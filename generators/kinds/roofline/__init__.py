@@ -25,7 +25,7 @@ def _facts(result):
 MODEL = Model(name="roofline", inputs=model.inputs, compute=model.compute, facts=_facts, options=REPORT_OPTIONS)
 
 _R = "generators.kinds.roofline.render"
-_T, _F, _M = f"{_R}.tables", f"{_R}.figures", f"{_R}.method"
+_T, _F, _M, _D = f"{_R}.tables", f"{_R}.figures", f"{_R}.method", f"{_R}.deploy"
 _MODEL, _GPU = ("model",), ("model", "gpu")
 UNITS = (
     Unit("roofline.overview", MODEL, f"{_T}:overview", _MODEL, doc="highlights: the subject, GPUs, key numbers"),
@@ -44,6 +44,15 @@ UNITS = (
     Unit("roofline.errors", MODEL, f"{_F}:errors", doc="figure: measured ÷ predicted against M"),
     Unit("roofline.curves", MODEL, f"{_F}:curves", _MODEL, doc="figure: intensity against batch, ridges"),
     Unit("roofline.time_per_token", MODEL, f"{_F}:time_per_token", _MODEL, doc="figure: time per token"),
+    Unit("roofline.params", MODEL, f"{_D}:params", doc="parameters, KV bytes and serving recipes per model"),
+    Unit("roofline.bytes_per_token", MODEL, f"{_D}:bytes_per_token", _MODEL, doc="bytes per token per phase"),
+    Unit("roofline.deployments", MODEL, f"{_D}:deployments", _MODEL, doc="deployment and EP bytes per GPU"),
+    Unit("roofline.kv_capacity", MODEL, f"{_D}:kv_capacity", _MODEL, doc="largest batch per GPU per context"),
+    Unit("roofline.throughput", MODEL, f"{_D}:throughput", _MODEL, doc="tokens/s per GPU, capped by KV"),
+    Unit("roofline.ep_traffic", MODEL, f"{_D}:ep_traffic", _MODEL, doc="MoE layer: compute, memory, traffic"),
+    Unit("roofline.crossing_cap", MODEL, f"{_D}:crossing_cap", _MODEL, doc="crossing batches against the KV cap"),
+    Unit("roofline.placement", MODEL, f"{_D}:placement", _GPU, doc="kernel placement per op, one denominator"),
+    Unit("roofline.mistakes", MODEL, f"{_D}:mistakes", doc="the template's mistakes with corrections"),
     Unit("roofline.methodology", MODEL, f"{_M}:methodology", doc="formulas, assumptions, capture, sources"),
     Unit("roofline.caveats", MODEL, f"{_M}:caveats", doc="what the model leaves out"),
 )

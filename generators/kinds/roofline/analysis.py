@@ -11,7 +11,7 @@ import math
 
 import pandas as pd
 
-from generators.analysis import hardware, microbench_join, op_roofline
+from generators.analysis import hardware, llm_deploy, microbench_join, op_roofline
 from generators.kinds.roofline.config import Config
 from generators.readers.hardware import GpuSpec
 from generators.readers.llm_model import ModelSpec
@@ -21,6 +21,12 @@ from generators.readers.microbench import Microbench
 LIMIT_DTYPES = ("bf16", "fp8", "fp4", "fp32")
 LIMIT_COLUMNS = ["gpu", "source", "dtype", "peak_flop_per_s", "bandwidth_bytes_per_s", "ridge_flop_per_byte"]
 CURVE_STEPS_PER_OCTAVE = 8
+
+
+def acts_of(config: Config, model: ModelSpec) -> dict[str, str]:
+    """Input activation format per weight format: the model's serving recipe, overridden by
+    the report's ``activations``."""
+    return {**llm_deploy.recipe_acts(model.id), **config.activations}
 
 
 def weights_of(config: Config, gpu: GpuSpec) -> list[str]:
@@ -67,13 +73,33 @@ def op_tables(models: list[ModelSpec], gpus: list[GpuSpec], config: Config, benc
     for model in models:
         for gpu in gpus:
             for phase, sizes in phases:
-                t = op_roofline.table(model, gpu, phase, sizes, weights_of(config, gpu), config.decode.kv_len)
+                t = op_roofline.table(
+                    model, gpu, phase, sizes, weights_of(config, gpu), config.decode.kv_len, acts_of(config, model)
+                )
                 if gpu.id == config.measured_gpu:
                     t = op_roofline.join_measured(t, microbench_join.measured_times(t, bench.ops))
                 t = op_roofline.layer_shares(model, t)
                 frames.append(t.assign(model=model.id, gpu=gpu.id))
     out = pd.concat(frames, ignore_index=True)
     return out[["model", "gpu", *[c for c in out.columns if c not in ("model", "gpu")]]]
+
+
+def op_tables_plain(models: list[ModelSpec], gpus: list[GpuSpec], config: Config) -> pd.DataFrame:
+    """``op_roofline.table`` of the decode batches for every model and GPU, nothing measured."""
+    frames = []
+    for model in models:
+        for gpu in gpus:
+            t = op_roofline.table(
+                model,
+                gpu,
+                "decode",
+                config.decode.batches,
+                weights_of(config, gpu),
+                config.decode.kv_len,
+                acts_of(config, model),
+            )
+            frames.append(t.assign(model=model.id, gpu=gpu.id))
+    return pd.concat(frames, ignore_index=True)
 
 
 def per_model_gpu(models: list[ModelSpec], ops: pd.DataFrame, fn) -> pd.DataFrame:
@@ -89,7 +115,9 @@ def per_model_gpu(models: list[ModelSpec], ops: pd.DataFrame, fn) -> pd.DataFram
 
 def crossings(models: list[ModelSpec], gpus: list[GpuSpec], config: Config) -> pd.DataFrame:
     frames = [
-        op_roofline.crossings(model, gpu, weights_of(config, gpu)).assign(model=model.id, gpu=gpu.id)
+        op_roofline.crossings(model, gpu, weights_of(config, gpu), acts_of(config, model)).assign(
+            model=model.id, gpu=gpu.id
+        )
         for model in models
         for gpu in gpus
     ]
@@ -105,7 +133,10 @@ def curve_batches(max_batch: int) -> list[int]:
 
 def curves(models: list[ModelSpec], config: Config) -> pd.DataFrame:
     batches = curve_batches(config.curve_max_batch)
-    frames = [op_roofline.intensity_curves(m, list(config.weights), batches).assign(model=m.id) for m in models]
+    frames = [
+        op_roofline.intensity_curves(m, list(config.weights), batches, acts_of(config, m)).assign(model=m.id)
+        for m in models
+    ]
     out = pd.concat(frames, ignore_index=True)
     return out[["model", *[c for c in out.columns if c != "model"]]]
 
@@ -124,3 +155,305 @@ def weights(models: list[ModelSpec], config: Config) -> pd.DataFrame:
     """Bytes of each model's weights in each configured format (``op_roofline.model_weight_bytes``)."""
     rows = [(m.id, w, op_roofline.model_weight_bytes(m, w)) for m in models for w in config.weights]
     return pd.DataFrame(rows, columns=WEIGHT_COLUMNS)
+
+
+# --- The deployment analysis (issue 27): parameters, bytes per token, KV capacity, expert-parallel
+# traffic, tokens/s per GPU, crossings against the KV cap, kernel placement (analysis.llm_deploy).
+
+PARAM_COLUMNS = ["model", "total", "active", "embedding", "kv_per_layer", "kv_per_token", "layers"]
+
+
+def params(models: list[ModelSpec]) -> pd.DataFrame:
+    rows = []
+    for m in models:
+        p = llm_deploy.parameters(m)
+        rows.append(
+            (
+                m.id,
+                p["total"],
+                p["active"],
+                p["embedding"],
+                llm_deploy.kv_bytes_per_layer(m),
+                llm_deploy.kv_bytes_per_token(m),
+                m.num_layers,
+            )
+        )
+    return pd.DataFrame(rows, columns=PARAM_COLUMNS)
+
+
+def bytes_per_token(models: list[ModelSpec], config: Config) -> pd.DataFrame:
+    frames = []
+    for m in models:
+        acts = acts_of(config, m)
+        for phase, sizes in (("decode", config.decode.batches), ("prefill", config.prefill.seq_lens)):
+            part = llm_deploy.bytes_per_token(m, phase, sizes, list(config.weights), config.decode.kv_len, acts)
+            frames.append(part.assign(model=m.id))
+    out = pd.concat(frames, ignore_index=True)
+    return out[["model", *llm_deploy.BYTES_COLUMNS]]
+
+
+DEPLOY_COLUMNS = [
+    "model",
+    "gpu",
+    "weights",
+    "act",
+    "candidates",
+    "gpus",
+    "weights_per_gpu",
+    "memory",
+    "kv_layout",
+    "nvlink_one_way",
+    "nvlink_domain_exceeded",
+    "dispatch_bytes",
+    "combine_bytes",
+    "ep_bytes",
+]
+CAPACITY_COLUMNS = ["model", "gpu", "weights", "gpus", "context", "kv_per_sequence", "max_batch"]
+
+
+def _format(config: Config, gpu_id: str) -> str:
+    return next(g.tables for g in config.gpus if g.hardware == gpu_id)
+
+
+def deployments(models: list[ModelSpec], gpus: list[GpuSpec], config: Config) -> pd.DataFrame:
+    """Per model and GPU (at its table format): the deployment, weights per GPU and EP bytes."""
+    rows = []
+    layout, s = config.serving.kv_layout, config.serving
+    for m in models:
+        for gpu in gpus:
+            entry = next(g for g in config.gpus if g.hardware == gpu.id)
+            w = entry.tables
+            n = llm_deploy.deployment(m, gpu, w, entry.deployments, layout)
+            ep = llm_deploy.ep_bytes_per_token(m, n or 1, s.dispatch, s.combine)
+            rows.append(
+                (
+                    m.id,
+                    gpu.id,
+                    w,
+                    acts_of(config, m).get(w, w) if w != "bf16" else "bf16",
+                    tuple(entry.deployments),
+                    n,
+                    None if n is None else llm_deploy.weights_per_gpu(m, w, n, layout),
+                    gpu.memory_bytes.value,
+                    layout,
+                    llm_deploy.nvlink_one_way(gpu),
+                    bool(n is not None and n > NVLINK_DOMAIN.get(gpu.id, 8)),
+                    ep["dispatch"],
+                    ep["combine"],
+                    ep["bytes"],
+                )
+            )
+    return pd.DataFrame(rows, columns=DEPLOY_COLUMNS)
+
+
+#: GPUs one NVLink domain joins: an HGX node of 8, the GB200's NVL72 rack.
+NVLINK_DOMAIN = {"gb200": 72}
+
+
+def capacity(models: list[ModelSpec], gpus: list[GpuSpec], config: Config, deploy: pd.DataFrame) -> pd.DataFrame:
+    rows = []
+    layout = config.serving.kv_layout
+    for m in models:
+        for gpu in gpus:
+            d = deploy[(deploy["model"] == m.id) & (deploy["gpu"] == gpu.id)].iloc[0]
+            n = None if pd.isna(d["gpus"]) else int(d["gpus"])
+            for context in config.serving.contexts:
+                batch = None if n is None else llm_deploy.max_batch(m, gpu, d["weights"], n, context, layout)
+                rows.append((m.id, gpu.id, d["weights"], n, context, context * llm_deploy.kv_bytes_per_token(m), batch))
+    return pd.DataFrame(rows, columns=CAPACITY_COLUMNS).astype({"gpus": "Int64", "max_batch": "Int64"})
+
+
+THROUGHPUT_COLUMNS = ["model", "gpu", "weights", "gpus", "kv_len", "max_batch", *llm_deploy.STEP_COLUMNS]
+
+
+def throughput(models: list[ModelSpec], gpus: list[GpuSpec], config: Config, deploy: pd.DataFrame) -> pd.DataFrame:
+    """One GPU's decode step per batch of the configuration and at the KV cap (``max_batch``
+    at ``decode.kv_len``); ``fits`` false beyond the cap. Nothing where the model does not fit."""
+    rows = []
+    kv_len = config.decode.kv_len
+    for m in models:
+        for gpu in gpus:
+            d = deploy[(deploy["model"] == m.id) & (deploy["gpu"] == gpu.id)].iloc[0]
+            if pd.isna(d["gpus"]):
+                continue
+            n = int(d["gpus"])
+            cap = llm_deploy.max_batch(m, gpu, d["weights"], n, kv_len, config.serving.kv_layout)
+            ep = {"bytes": d["ep_bytes"]}
+            for batch in sorted(set(config.decode.batches) | ({cap} if cap else set())):
+                step = llm_deploy.gpu_step(m, gpu, d["weights"], d["act"], n, batch, kv_len, ep)
+                step["fits"] = cap is not None and batch <= cap
+                rows.append(
+                    {
+                        "model": m.id,
+                        "gpu": gpu.id,
+                        "weights": d["weights"],
+                        "gpus": n,
+                        "kv_len": kv_len,
+                        "max_batch": cap,
+                        **step,
+                    }
+                )
+    return pd.DataFrame(rows, columns=THROUGHPUT_COLUMNS)
+
+
+CAP_COLUMNS = [
+    "model",
+    "gpu",
+    "weights",
+    "op",
+    "kind",
+    "gpus",
+    "crossing_batch",
+    "crossing_per_gpu",
+    "max_batch",
+    "below_cap",
+]
+
+
+def crossings_vs_cap(crossings: pd.DataFrame, deploy: pd.DataFrame, through: pd.DataFrame) -> pd.DataFrame:
+    """Every decode GEMM's crossing batch per GPU in its deployment against the KV cap: a
+    one-matrix GEMM crosses at the same per-GPU batch; a routed expert at the deployment's
+    tokens over its GPUs."""
+    rows = []
+    for d in deploy.itertuples():
+        if pd.isna(d.gpus):
+            continue
+        n = int(d.gpus)
+        cap = through[(through["model"] == d.model) & (through["gpu"] == d.gpu)]["max_batch"]
+        cap = None if cap.empty or pd.isna(cap.iloc[0]) else int(cap.iloc[0])
+        part = crossings[
+            (crossings["model"] == d.model) & (crossings["gpu"] == d.gpu) & (crossings["weights"] == d.weights)
+        ]
+        for c in part.itertuples():
+            if c.op == "kv_b_proj":
+                continue
+            total = None if pd.isna(c.crossing_batch) else int(c.crossing_batch)
+            per_gpu = llm_deploy.expert_crossing_per_gpu(total, n) if c.kind == "grouped_gemm" else total
+            below = per_gpu is not None and cap is not None and per_gpu <= cap
+            rows.append((d.model, d.gpu, d.weights, c.op, c.kind, n, total, per_gpu, cap, below))
+    return pd.DataFrame(rows, columns=CAP_COLUMNS).astype(
+        {"crossing_batch": "Int64", "crossing_per_gpu": "Int64", "max_batch": "Int64"}
+    )
+
+
+PLACEMENT_COLUMNS = [
+    "model",
+    "gpu",
+    "weights",
+    "size",
+    "op",
+    "scope",
+    "count",
+    "kind",
+    "dtype",
+    "act",
+    "flops",
+    "bytes",
+    "intensity",
+    "ridge",
+    "bound",
+    "attainable_flop_per_s",
+    "predicted_s",
+    "step_s",
+    "step_share",
+]
+
+
+def placement(ops: pd.DataFrame, config: Config) -> pd.DataFrame:
+    """Kernel placement per op of the decode step at ``serving.placement_batch``, at each GPU's
+    table format: one run's FLOPs, bytes, intensity, ridge, bound, attainable throughput and
+    predicted time, the op's time in the step (runs × time) and its share of the step."""
+    tables = {g.hardware: g.tables for g in config.gpus}
+    d = ops[(ops["phase"] == "decode") & (ops["size"] == config.serving.placement_batch) & (ops["count"] > 0)]
+    d = d[d["weights"] == d["gpu"].map(tables)]
+    d = d.assign(step_s=d["count"] * d["predicted_s"])
+    d = d.assign(step_share=d["step_s"] / d.groupby(["model", "gpu"])["step_s"].transform("sum"))
+    return d[PLACEMENT_COLUMNS].reset_index(drop=True)
+
+
+# --- The template's mistakes (issue 27, "Why"): each quoted on the page with the correction
+# computed here and the formula that gives it. The template's "GB200" peaks are the B200's
+# (FP4 9,000, FP8 4,500, BF16 2,250 TFLOP/s) over the GB200's 8 TB/s.
+TEMPLATE_PEAKS = {"fp4": 9000e12, "fp8": 4500e12, "bf16": 2250e12}
+MISTAKE_COLUMNS = ["key", "value", "value2", "ridge", "template_ridge", "bound", "formula"]
+MISTAKES = (
+    "fp4_batch1",
+    "constant_intensity",
+    "gb200_peaks",
+    "q_b_proj_m128",
+    "bmm_b64",
+    "gflops",
+    "fused_a",
+    "kv_b_proj",
+)
+
+
+def mistakes(model: ModelSpec, gpus: list[GpuSpec], config: Config) -> pd.DataFrame:
+    """The eight template mistakes against ``model`` (an MLA model with experts) on the GB200
+    (the template's GPU); empty when the report has no GB200 or the model is not MLA."""
+    from generators.analysis import llm_layers, llm_ops
+    from generators.readers.llm_model import MlaSpec
+
+    gb200 = next((g for g in gpus if g.id == "gb200"), None)
+    if gb200 is None or not isinstance(model.attention, MlaSpec) or model.moe is None:
+        return pd.DataFrame(columns=MISTAKE_COLUMNS)
+    acts = acts_of(config, model)
+    bw = gb200.memory_bandwidth_bytes_per_s.value
+
+    def ridge(dtype: str) -> float:
+        return hardware.ridge_point(gb200.peaks[dtype].dense_flop_per_s, bw)
+
+    def template_ridge(dtype: str) -> float:
+        return hardware.ridge_point(TEMPLATE_PEAKS[dtype], bw)
+
+    def op(name: str, batch: int, dtype: str) -> llm_ops.Op:
+        placed = llm_layers.step_ops(model, "decode", batch, 1, dtype, acts.get(dtype, dtype))
+        return next(p.op for p in placed if p.op.name == name)
+
+    def intensity(o: llm_ops.Op) -> float:
+        return op_roofline.INTENSITY(F=o.flops, B=o.bytes)
+
+    b1 = [p.op for p in llm_layers.step_ops(model, "decode", 1, 1, "fp4", acts.get("fp4", "fp4"))]
+    fp4_max = max(intensity(o) for o in b1 if o.kind in ("gemm", "grouped_gemm") and o.dtype == "fp4")
+    qb, bmm = op("q_b_proj", 128, "fp4"), op("q_nope_w_kc", 64, "fp4")
+    fused1, fused16 = op("fused_qkv_a_proj", 1, "bf16"), op("fused_qkv_a_proj", 16, "bf16")
+    kvb, kc, vc = op("kv_b_proj", 1, "fp4"), op("q_nope_w_kc", 1, "fp4"), op("attn_w_vc", 1, "fp4")
+    rows = [
+        ("fp4_batch1", fp4_max, None, ridge("fp4"), template_ridge("fp4"), "memory", "intensity"),
+        (
+            "constant_intensity",
+            intensity(op("o_proj", 1, "fp4")),
+            intensity(op("o_proj", 512, "fp4")),
+            ridge("fp4"),
+            None,
+            None,
+            "intensity",
+        ),
+        ("gb200_peaks", gb200.peaks["fp4"].dense_flop_per_s, None, ridge("fp4"), template_ridge("fp4"), None, "ridge"),
+        (
+            "q_b_proj_m128",
+            intensity(qb),
+            None,
+            ridge("fp4"),
+            template_ridge("fp4"),
+            _bound(intensity(qb), ridge("fp4")),
+            "intensity",
+        ),
+        (
+            "bmm_b64",
+            intensity(bmm),
+            None,
+            ridge("bf16"),
+            template_ridge("bf16"),
+            _bound(intensity(bmm), ridge("bf16")),
+            "intensity",
+        ),
+        ("gflops", 10e12 / bw, 5.4e12 / bw, None, None, None, "attainable"),
+        ("fused_a", intensity(fused1), intensity(fused16), ridge("bf16"), None, "memory", "intensity"),
+        ("kv_b_proj", kvb.weight_bytes, kc.weight_bytes + vc.weight_bytes, None, None, None, "gemm.weight_bytes"),
+    ]
+    return pd.DataFrame(rows, columns=MISTAKE_COLUMNS)
+
+
+def _bound(intensity: float, ridge: float) -> str:
+    return "memory" if intensity < ridge else "compute"

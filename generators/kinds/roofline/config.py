@@ -19,6 +19,17 @@ roofline``; edit it by hand::
     decode: {batches: [1, 8, 32, 64, 128, 256, 512], kv_len: 4096}
     prefill: {seq_lens: [128, 256, 512, 1024, 2048, 4096, 8192]}
     curve_max_batch: 65536              # intensity-vs-batch curves run from 1 to this batch
+    activations: {fp8: fp8, fp4: fp4}   # optional: input activation format per weight format;
+                                        # default: the model's serving recipe (llm_deploy.RECIPES)
+    serving:                            # optional: the deployment analysis (analysis.llm_deploy)
+      contexts: [4096, 16384, 32768, 131072]   # KV lengths of the capacity table
+      kv_layout: dp                     # dp: data-parallel attention; tp: tensor-parallel
+      dispatch: fp8                     # expert-parallel dispatch format (scales included)
+      combine: bf16                     # expert-parallel combine format
+      placement_batch: 64               # decode batch of the kernel-placement tables
+
+A GPU entry may name ``deployments: [8, 16]``: the GPU counts of its standard deployments
+(default ``[8]``, one node); the smallest whose weights per GPU fit its memory is used.
 """
 
 from __future__ import annotations
@@ -35,6 +46,15 @@ Weights = Literal["bf16", "fp8", "fp4"]
 class Gpu(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     hardware: str
     tables: Weights
+    deployments: list[int] = msgspec.field(default_factory=lambda: [8])
+
+
+class Serving(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+    contexts: list[int] = msgspec.field(default_factory=lambda: [4096, 16384, 32768, 131072])
+    kv_layout: Literal["dp", "tp"] = "dp"
+    dispatch: Weights = "fp8"
+    combine: Weights = "bf16"
+    placement_batch: int = 64
 
 
 class Decode(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -62,6 +82,8 @@ class Config(ReportBase, tag="roofline"):
     decode: Decode = Decode()
     prefill: Prefill = Prefill()
     curve_max_batch: int = 65536
+    activations: dict[Weights, Weights] = msgspec.field(default_factory=dict)
+    serving: Serving = Serving()
 
     def __post_init__(self) -> None:
         if not self.models or len(set(self.models)) != len(self.models):
@@ -80,5 +102,13 @@ class Config(ReportBase, tag="roofline"):
         _sizes("prefill.seq_lens", self.prefill.seq_lens)
         if self.decode.kv_len < 1:
             raise ValueError("decode.kv_len: must be a positive whole number")
+        for gpu in self.gpus:
+            _sizes(f"gpus: {gpu.hardware} deployments", gpu.deployments)
+        _sizes("serving.contexts", self.serving.contexts)
+        if self.serving.placement_batch not in self.decode.batches:
+            raise ValueError("serving.placement_batch: must be one of decode.batches")
+        for w, a in self.activations.items():
+            if w == "bf16" and a != "bf16":
+                raise ValueError("activations: BF16 weights take BF16 activations")
         if self.curve_max_batch < self.decode.batches[-1]:
             raise ValueError("curve_max_batch: must be at least the largest decode batch")

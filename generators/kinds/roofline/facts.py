@@ -56,6 +56,32 @@ Measured points (the version's microbenchmarks against their predictions, spec r
 ``measured.fp4_unsupported``                1 when the capture records FP4 as not runnable
 ==========================================  ===============================================
 
+Deployment (issue 27; per model, prefixed like the others; ``<gpu>`` a hardware id, at its
+table format):
+
+==========================================  ===============================================
+``params.total_b`` / ``params.active_b``    parameters in billions (active: one embedding row)
+``kv.per_layer`` / ``kv.per_token``         KV-cache bytes per position, one layer / all
+``bytes.<phase>.<b|s><N>.<w>.<part>``       bytes per token, ``<part>`` weights, acts, kv, total
+``<gpu>.deploy.gpus``                       GPUs of its deployment (absent: does not fit);
+``<gpu>.deploy.fits``                       1 when one of its configured deployments holds it
+``<gpu>.deploy.weights_per_gpu``            weight bytes per GPU
+``<gpu>.ep.dispatch`` / ``.combine`` /      bytes per token and MoE layer leaving a GPU
+``.bytes``
+``<gpu>.kv_cap.c<L>``                       largest batch per GPU whose KV cache fits at L
+``<gpu>.tput.b<B>.tokens_per_s``            tokens/s per GPU at batch B per GPU (``.cap``:
+                                            at the KV cap), ``.per_token``, ``.ep`` (ns of
+                                            traffic per MoE layer), ``.moe_ops`` (ns of its
+                                            ops), ``.fits`` (1 within the KV cap),
+                                            ``.ep_bound`` (1 where traffic is the largest)
+``<gpu>.tput.ep_bound``                     batches (of the table) bound by the traffic
+``<gpu>.cap.<op>.per_gpu``                  per-GPU crossing batch in the deployment;
+``<gpu>.cap.below`` / ``.experts_below``    GEMMs (routed-expert GEMMs) crossing within the cap
+``<gpu>.placement.<op>.share``              share of the step at ``serving.placement_batch``
+``mistake.<key>.value`` / ``.value2`` /     the template mistakes' corrections
+``.ridge`` / ``.template_ridge``
+==========================================  ===============================================
+
 Times are nanoseconds, shares fractions, batches counts.
 """
 
@@ -211,13 +237,81 @@ def _measured(result) -> dict[str, Quantity]:
     return out
 
 
+def _deploy(result, model_id: str) -> dict[str, Quantity]:
+    out = {}
+    p = result.params[result.params["model"] == model_id].iloc[0]
+    out["params.total_b"] = Quantity(p["total"] / 1e9, "count")
+    out["params.active_b"] = Quantity(p["active"] / 1e9, "count")
+    out["kv.per_layer"] = Quantity(p["kv_per_layer"], "bytes")
+    out["kv.per_token"] = Quantity(p["kv_per_token"], "bytes")
+    for r in result.bytes_per_token[result.bytes_per_token["model"] == model_id].itertuples():
+        key = f"bytes.{r.phase}.{'b' if r.phase == 'decode' else 's'}{r.size}.{r.weights}"
+        for part, value in (("weights", r.weight_bytes), ("acts", r.act_bytes), ("kv", r.kv_bytes), ("total", r.bytes)):
+            out[f"{key}.{part}"] = Quantity(value, "bytes")
+    for d in result.deployments[result.deployments["model"] == model_id].itertuples():
+        fits = not pd.isna(d.gpus)
+        out[f"{d.gpu}.deploy.fits"] = Quantity(int(fits), "count")
+        if fits:
+            out[f"{d.gpu}.deploy.gpus"] = Quantity(int(d.gpus), "count")
+            out[f"{d.gpu}.deploy.weights_per_gpu"] = Quantity(d.weights_per_gpu, "bytes")
+        for part in ("dispatch", "combine"):
+            out[f"{d.gpu}.ep.{part}"] = Quantity(getattr(d, f"{part}_bytes"), "bytes")
+        out[f"{d.gpu}.ep.bytes"] = Quantity(d.ep_bytes, "bytes")
+    for c in result.capacity[result.capacity["model"] == model_id].itertuples():
+        if not pd.isna(c.max_batch):
+            out[f"{c.gpu}.kv_cap.c{c.context}"] = Quantity(int(c.max_batch), "count")
+    through = result.throughput[result.throughput["model"] == model_id]
+    for gpu, part in through.groupby("gpu", sort=False):
+        cap = part["max_batch"].iloc[0]
+        table = part[part["batch"].isin(result.config.decode.batches)]
+        out[f"{gpu}.tput.ep_bound"] = Quantity(int((table["moe_bound"] == "ep").sum()), "count")
+        for r in part.itertuples():
+            names = [f"b{r.batch}"] + (["cap"] if r.batch == cap else [])
+            for name in names:
+                key = f"{gpu}.tput.{name}"
+                out[f"{key}.tokens_per_s"] = Quantity(r.tokens_per_s, "tokens_per_s")
+                out[f"{key}.per_token"] = Quantity(r.per_token_s * 1e9, "ns")
+                out[f"{key}.ep"] = Quantity(r.ep_s * 1e9, "ns")
+                out[f"{key}.moe_ops"] = Quantity(r.moe_ops_s * 1e9, "ns")
+                out[f"{key}.fits"] = Quantity(int(r.fits), "count")
+                out[f"{key}.ep_bound"] = Quantity(int(r.moe_bound == "ep"), "count")
+    cap = result.crossings_cap[result.crossings_cap["model"] == model_id]
+    for gpu, part in cap.groupby("gpu", sort=False):
+        for r in part.itertuples():
+            if not pd.isna(r.crossing_per_gpu):
+                out[f"{gpu}.cap.{r.op}.per_gpu"] = Quantity(int(r.crossing_per_gpu), "count")
+        out[f"{gpu}.cap.below"] = Quantity(int(part["below_cap"].sum()), "count")
+        experts = part[part["kind"] == "grouped_gemm"]
+        out[f"{gpu}.cap.experts_below"] = Quantity(int(experts["below_cap"].sum()), "count")
+    for r in result.placement[result.placement["model"] == model_id].itertuples():
+        out[f"{r.gpu}.placement.{r.op}.share"] = Quantity(r.step_share, "fraction")
+    return out
+
+
+def _mistakes(result) -> dict[str, Quantity]:
+    out = {}
+    units = {"gb200_peaks": "flop_per_s", "kv_b_proj": "bytes", "gflops": "flop_per_byte"}
+    for r in result.mistakes.itertuples():
+        unit = units.get(r.key, "flop_per_byte")
+        for name in ("value", "value2"):
+            v = getattr(r, name)
+            if not pd.isna(v):
+                out[f"mistake.{r.key}.{name}"] = Quantity(v, unit)
+        for name in ("ridge", "template_ridge"):
+            v = getattr(r, name)
+            if not pd.isna(v):
+                out[f"mistake.{r.key}.{name}"] = Quantity(v, "flop_per_byte")
+    return out
+
+
 def facts(result) -> dict[str, Quantity]:
     out = _hardware(result)
     for i, model_id in enumerate(result.models):
-        per_model = _model(result, model_id)
+        per_model = {**_model(result, model_id), **_deploy(result, model_id)}
         out.update({f"{model_id}.{k}": v for k, v in per_model.items()})
         if i == 0:
             out.update({f"primary.{k}": v for k, v in per_model.items()})
     out.update(_measured(result))
+    out.update(_mistakes(result))
     out["decode.kv_len"] = Quantity(result.config.decode.kv_len, "count")
     return out

@@ -46,6 +46,14 @@ class Roofline:
     compare: pd.DataFrame  # microbench_join.COMPARE_COLUMNS: every measured point vs its prediction
     formats: pd.DataFrame  # op_roofline.FORMAT_COLUMNS
     weights: pd.DataFrame  # analysis.WEIGHT_COLUMNS: every model's weight bytes per format
+    params: pd.DataFrame  # analysis.PARAM_COLUMNS: parameters and KV bytes per model
+    bytes_per_token: pd.DataFrame  # model + llm_deploy.BYTES_COLUMNS
+    deployments: pd.DataFrame  # analysis.DEPLOY_COLUMNS: per model and GPU
+    capacity: pd.DataFrame  # analysis.CAPACITY_COLUMNS: largest batch per GPU at each context
+    throughput: pd.DataFrame  # analysis.THROUGHPUT_COLUMNS: one GPU's decode step per batch
+    crossings_cap: pd.DataFrame  # analysis.CAP_COLUMNS: crossings against the KV cap
+    placement: pd.DataFrame  # analysis.PLACEMENT_COLUMNS: kernel placement per op
+    mistakes: pd.DataFrame  # analysis.MISTAKE_COLUMNS: the template's mistakes, corrected
     paths: dict[str, str]  # what the methodology names
     facts: dict[str, Quantity] = field(default_factory=dict)
 
@@ -138,6 +146,9 @@ def compute(cat: Catalog, options: dict[str, str]) -> Roofline:
     peaks_ref = _peaks_ref(cat, ref, config)
     if peaks_ref is not None:
         paths["peaks"] = cat.display(cat.file(peaks_ref, layout.PEAKS))
+    crossings = analysis.crossings(model_list, gpu_list, config)
+    deploy = analysis.deployments(model_list, gpu_list, config)
+    through = analysis.throughput(model_list, gpu_list, config, deploy)
     result = Roofline(
         ref=ref,
         config=config,
@@ -150,11 +161,19 @@ def compute(cat: Catalog, options: dict[str, str]) -> Roofline:
         ops=ops,
         totals=analysis.per_model_gpu(model_list, ops, op_roofline.totals),
         dominant=analysis.per_model_gpu(model_list, ops, lambda m, part: op_roofline.dominant(part, top=3)),
-        crossings=analysis.crossings(model_list, gpu_list, config),
+        crossings=crossings,
         curves=analysis.curves(model_list, config),
         compare=microbench_join.compare(bench.ops, measured_gpu, bandwidth, peaks_measured, names),
         formats=op_roofline.formats(),
         weights=analysis.weights(model_list, config),
+        params=analysis.params(model_list),
+        bytes_per_token=analysis.bytes_per_token(model_list, config),
+        deployments=deploy,
+        capacity=analysis.capacity(model_list, gpu_list, config, deploy),
+        throughput=through,
+        crossings_cap=analysis.crossings_vs_cap(crossings, deploy, through),
+        placement=analysis.placement(ops, config),
+        mistakes=analysis.mistakes(model_list[0], gpu_list, config),
         paths=paths,
     )
     result.facts.update(facts(result))

@@ -51,7 +51,8 @@ FORMULAS = {
     "weight_bytes": N_("Bytes of an n × k weight matrix"),
     "gemm.flops": N_("GEMM FLOPs"),
     "gemm.weight_bytes": N_("GEMM weight bytes"),
-    "gemm.act_bytes": N_("GEMM activation bytes (input read, output written, BF16)"),
+    "gemm.act_bytes": N_("GEMM activation bytes (input read in its format, output written in BF16)"),
+    "act_element_bytes": N_("Bytes of one input activation element, its share of a scale included"),
     "attention.pairs": N_("Query-key pairs per sequence and head (causal)"),
     "attention.flops": N_("Attention FLOPs"),
     "attention.act_bytes": N_("Attention query and output bytes"),
@@ -94,7 +95,8 @@ SYMBOLS = {
     "P, BW": N_("dense peak of the op's data type (FLOP/s) and memory bandwidth (bytes/s)"),
     "I, R": N_("arithmetic intensity and ridge point (FLOP/byte)"),
     "T, T_measured": N_("predicted time of an op and the measured median of the same shape"),
-    "A_t": N_("activation bytes one token adds to a GEMM: 2 · (k + n)"),
+    "u": N_("bytes of one input activation element: 2 in BF16, 1 + 4/128 in FP8 (W8A8), 0.5 + 1/16 in FP4 (W4A4)"),
+    "A_t": N_("activation bytes one token adds to a GEMM: k · u + 2 · n"),
     "count": N_("how often the op runs in one step (layers)"),
 }
 

@@ -1,0 +1,315 @@
+"""A model served on a deployment of GPUs: parameters, bytes per token, KV-cache capacity,
+expert-parallel traffic and the tokens per second one GPU can reach (issue 27).
+
+Pure functions over ``ModelSpec`` and ``GpuSpec``; the op formulas are ``llm_ops``'s, the op
+lists ``llm_layers``'s, the roofline ``op_roofline``'s. Conventions, each one a choice the
+page states:
+
+* **Parameters.** Every weight element counts once. *Active* parameters are those one token
+  of a decode step at batch 1 reads: its layers, the ``active`` routed experts of every MoE
+  layer, the router, the output head, and **one row** of the embedding table (a gather of one
+  row per token; DeepSeek's 37.5 B "with embedding" counts the whole table).
+* **Bytes per token**: a step's weight, activation and KV-cache bytes (each op times its
+  runs) over the tokens of the step, the whole model on one GPU (``op_roofline.table``).
+* **KV cache**: BF16, per position and layer ``2 · (kv_lora_rank + qk_rope_head_dim)`` bytes
+  for MLA (the latent and the shared RoPE key), ``2 · 2 · kv_heads · head_dim`` for GQA.
+* **Deployment** of ``G`` GPUs with **data-parallel attention** (layout ``dp``; DeepSeek's
+  decode runs "MLA & shared expert: DP", routed experts EP): every GPU holds the attention
+  blocks, dense FFNs, shared experts, router, norms, embedding and head, ``1/G`` of the routed
+  experts, and the latent KV of its own sequences. Layout ``tp`` (tensor-parallel attention)
+  splits the attention blocks' weights ``G`` ways and keeps every sequence's latent KV on every
+  GPU of the group (MLA has one latent for all heads), so the group holds ``1/G`` as many
+  sequences per GPU. The deployment of a GPU is the smallest of its configured sizes whose
+  weights per GPU fit its memory; none fits: ``None`` ("does not fit").
+* **Capacity**: the largest batch per GPU whose KV cache fits the memory left after the
+  weights, nothing reserved for activations or workspace: an upper bound.
+* **Expert-parallel traffic** per token and MoE layer: the token's hidden state dispatched to
+  each of its ``active`` experts (format ``dispatch``, scales included) and their outputs
+  combined back (format ``combine``); only the ``(G − 1)/G`` that leaves a GPU counts (uniform
+  placement). Over NVLink one way: half the bidirectional figure of the hardware file.
+* **A GPU's step** at batch ``B`` per GPU: its ``B`` sequences through every op but the routed
+  experts, whose GEMMs it runs for ``1/G`` of the experts fed by the ``G·B`` tokens of the
+  deployment (``llm_layers.step_ops(ep=G)``). A MoE layer takes the larger of its ops' summed
+  roofline time and its traffic time (communication overlapped with compute, as DeepSeek's
+  two micro-batches do); the step's bound is the largest of its compute time (FLOPs ÷ peak),
+  memory time (bytes ÷ bandwidth) and traffic time.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from generators.analysis import llm_layers, llm_ops, op_roofline
+from generators.analysis.formulas import Formula
+from generators.readers.hardware import GpuSpec
+from generators.readers.llm_model import MlaSpec, ModelSpec
+
+KV_LAYOUTS = ("dp", "tp")
+GEMM_KINDS = ("gemm", "bmm", "grouped_gemm")
+
+KV_LAYER = Formula("kv.per_layer", "C_l", "2 * (c + r)")
+KV_TOKEN = Formula("kv.per_token", "C", "layers * C_l")
+GPU_WEIGHTS = Formula("deploy.weights_per_gpu", "W_gpu", "W_rep + W_exp / G")
+MAX_BATCH = Formula("deploy.max_batch", "B_max", "(M - W_gpu) / (L * C)")  # rounded down
+EP_BYTES = Formula("ep.bytes_per_token", "X", "(G - 1) / G * a * h * (u_d + u_c)")
+EP_TIME = Formula("ep.time", "T_x", "B * X / (NV / 2)")
+MOE_LAYER_TIME = Formula("deploy.moe_layer", "T_moe", "max(T_ops, T_x)")
+TOKENS_PER_S = Formula("deploy.tokens_per_s", "tok", "B / T_step")
+FORMULAS = (KV_LAYER, KV_TOKEN, GPU_WEIGHTS, MAX_BATCH, EP_BYTES, EP_TIME, MOE_LAYER_TIME, TOKENS_PER_S)
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """A published serving format of a model: weights and input activations, with its source."""
+
+    weights: str
+    act: str
+    title: str
+    url: str
+
+
+#: Published serving recipes per model id (the formats and the document that gives them).
+RECIPES = {
+    "deepseek-v3": (
+        Recipe(
+            "fp8",
+            "fp8",
+            "DeepSeek-V3 Weight File Documentation, README_WEIGHTS.md: FP8 weights in 128 × 128 blocks, "
+            "activations quantized per token in 1 × 128 tiles (deepseek-ai/DeepSeek-V3)",
+            "https://github.com/deepseek-ai/DeepSeek-V3/blob/main/README_WEIGHTS.md",
+        ),
+        Recipe(
+            "fp4",
+            "fp4",
+            "NVIDIA DeepSeek-R1-FP4 model card: weights and activations of the linear operators in FP4 "
+            "(NVFP4, FP8 scale per 16 values), TensorRT Model Optimizer",
+            "https://huggingface.co/nvidia/DeepSeek-R1-FP4",
+        ),
+    ),
+    "llama-3-8b": (
+        Recipe(
+            "bf16",
+            "bf16",
+            "Meta-Llama-3-8B config.json: torch_dtype bfloat16 (meta-llama/Meta-Llama-3-8B)",
+            "https://huggingface.co/meta-llama/Meta-Llama-3-8B/blob/main/config.json",
+        ),
+    ),
+}
+
+#: Where DeepSeek describes data-parallel attention with expert-parallel routed experts.
+DP_SOURCE = (
+    "DeepSeek-V3/R1 Inference System Overview (deepseek-ai/open-infra-index, 2025-03-01): decode "
+    "with routed experts EP144, MLA and shared expert DP144",
+    "https://github.com/deepseek-ai/open-infra-index/blob/main/202502OpenSourceWeek/"
+    "day_6_one_more_thing_deepseekV3R1_inference_system_overview.md",
+)
+
+
+def recipe_acts(model_id: str) -> dict[str, str]:
+    """Input activation format per weight format: the model's recipes, else the format itself."""
+    out = dict(op_roofline.RECIPE_ACTS)
+    out.update({r.weights: r.act for r in RECIPES.get(model_id, ())})
+    return out
+
+
+def _params(op: llm_ops.Op) -> float:
+    if op.kind in GEMM_KINDS:
+        return op.groups * op.n * op.k
+    if op.kind == "norm":
+        return op.n  # the RMSNorm weight vector
+    return 0.0
+
+
+def parameters(model: ModelSpec) -> dict[str, float]:
+    """``total`` and ``active`` parameters (see the module's conventions), and the embedding
+    table (``embedding``) that ``total`` includes in full and ``active`` as one row."""
+    every = llm_layers.step_ops(model, "decode", 1 << 40, 1, "bf16")  # every expert receives tokens
+    one = llm_layers.step_ops(model, "decode", 1, 1, "bf16")
+    embedding = model.vocab_size * model.hidden_size
+
+    def count(placed) -> float:
+        return sum(llm_layers.count(model, p.scope) * _params(p.op) for p in placed if p.scope != "absorbed")
+
+    return {
+        "total": count(every) + embedding,
+        "active": count(one) + model.hidden_size,
+        "embedding": embedding,
+    }
+
+
+def kv_bytes_per_layer(model: ModelSpec) -> int:
+    """KV-cache bytes one position takes in one layer (BF16)."""
+    att = model.attention
+    if isinstance(att, MlaSpec):
+        return KV_LAYER(c=att.kv_lora_rank, r=att.qk_rope_head_dim)
+    return KV_LAYER(c=2 * att.num_kv_heads * att.head_dim, r=0)
+
+
+def kv_bytes_per_token(model: ModelSpec) -> int:
+    return KV_TOKEN(layers=model.num_layers, C_l=kv_bytes_per_layer(model))
+
+
+BYTES_COLUMNS = ["phase", "size", "weights", "act", "weight_bytes", "act_bytes", "kv_bytes", "bytes"]
+
+
+def bytes_per_token(
+    model: ModelSpec, phase: str, sizes: list[int], weights: list[str], kv_len: int, acts: dict[str, str]
+) -> pd.DataFrame:
+    """Per size and weight format: weight, activation and KV-cache bytes of one step (runs ×
+    bytes of every op, the whole model on one GPU) over the tokens of the step."""
+    rows = []
+    for dtype in weights:
+        act = "bf16" if dtype == "bf16" else acts.get(dtype, dtype)
+        for size in sizes:
+            sums = dict.fromkeys(("weight_bytes", "act_bytes", "kv_bytes"), 0.0)
+            for p in llm_layers.step_ops(model, phase, size, kv_len, dtype, act):
+                n = llm_layers.count(model, p.scope)
+                for key in sums:
+                    sums[key] += n * getattr(p.op, key)
+            per = {k: v / size for k, v in sums.items()}
+            rows.append((phase, size, dtype, act, *per.values(), sum(per.values())))
+    return pd.DataFrame(rows, columns=BYTES_COLUMNS)
+
+
+def split_weights(model: ModelSpec, dtype: str) -> dict[str, float]:
+    """Weight bytes in ``dtype``: ``routed`` (the routed experts), ``attention`` (the attention
+    blocks) and ``other`` (dense FFNs, shared experts, router, norms, embedding, head)."""
+    placed = llm_layers.step_ops(model, "decode", 1 << 40, 1, dtype)
+    out = {"routed": 0.0, "attention": 0.0, "other": llm_ops.weight_bytes("bf16", model.vocab_size, model.hidden_size)}
+    for p in placed:
+        if p.scope == "absorbed":
+            continue
+        nbytes = llm_layers.count(model, p.scope) * p.op.weight_bytes
+        if p.op.kind == "norm":
+            nbytes = llm_layers.count(model, p.scope) * 2 * p.op.n
+        part = "routed" if p.op.kind == "grouped_gemm" else "attention" if p.scope == "layer" else "other"
+        out[part] += nbytes
+    return out
+
+
+def weights_per_gpu(model: ModelSpec, dtype: str, gpus: int, layout: str = "dp") -> float:
+    """Weight bytes one GPU of a ``gpus``-GPU deployment holds (``GPU_WEIGHTS``)."""
+    w = split_weights(model, dtype)
+    replicated = w["other"] + (w["attention"] if layout == "dp" else w["attention"] / gpus)
+    return GPU_WEIGHTS(W_rep=replicated, W_exp=w["routed"], G=gpus)
+
+
+def deployment(model: ModelSpec, gpu: GpuSpec, dtype: str, sizes: list[int], layout: str = "dp") -> int | None:
+    """The smallest of ``sizes`` (GPUs) whose weights per GPU fit the GPU's memory; None if none."""
+    memory = gpu.memory_bytes.value
+    for size in sorted(sizes):
+        if memory is not None and weights_per_gpu(model, dtype, size, layout) < memory:
+            return size
+    return None
+
+
+def max_batch(model: ModelSpec, gpu: GpuSpec, dtype: str, gpus: int, context: int, layout: str = "dp") -> int | None:
+    """Largest batch per GPU whose KV cache at ``context`` positions fits beside the weights
+    (``MAX_BATCH``); with layout ``tp`` every GPU of the group holds all ``gpus`` GPUs' KV.
+    None where the weights alone do not fit."""
+    memory, weights = gpu.memory_bytes.value, weights_per_gpu(model, dtype, gpus, layout)
+    if memory is None or weights >= memory:
+        return None
+    sequences = MAX_BATCH(M=memory, W_gpu=weights, L=context, C=kv_bytes_per_token(model))
+    return int(sequences // gpus) if layout == "tp" else int(sequences)
+
+
+def ep_bytes_per_token(model: ModelSpec, gpus: int, dispatch: str, combine: str) -> dict[str, float]:
+    """Bytes per token and MoE layer that leave a GPU (``EP_BYTES``): ``dispatch``, ``combine``
+    and their sum ``bytes``; 0 without experts or on one GPU."""
+    moe = model.moe
+    if moe is None or not model.moe_layers:
+        return {"dispatch": 0.0, "combine": 0.0, "bytes": 0.0}
+    h, a = model.hidden_size, moe.active_experts
+    out = {
+        "dispatch": EP_BYTES(G=gpus, a=a, h=h, u_d=llm_ops.act_element_bytes(dispatch), u_c=0),
+        "combine": EP_BYTES(G=gpus, a=a, h=h, u_d=0, u_c=llm_ops.act_element_bytes(combine)),
+    }
+    out["bytes"] = out["dispatch"] + out["combine"]
+    return out
+
+
+def nvlink_one_way(gpu: GpuSpec) -> float | None:
+    """NVLink bytes/s in one direction: half the hardware file's bidirectional figure."""
+    both = gpu.nvlink_bytes_per_s.value
+    return None if both is None else both / 2
+
+
+STEP_COLUMNS = [
+    "batch",
+    "fits",
+    "moe_compute_s",
+    "moe_memory_s",
+    "moe_ops_s",
+    "ep_s",
+    "moe_layer_s",
+    "moe_bound",
+    "step_compute_s",
+    "step_memory_s",
+    "step_ep_s",
+    "step_s",
+    "step_bound",
+    "per_token_s",
+    "tokens_per_s",
+]
+
+
+def gpu_step(
+    model: ModelSpec,
+    gpu: GpuSpec,
+    dtype: str,
+    act: str,
+    gpus: int,
+    batch: int,
+    kv_len: int,
+    ep: dict[str, float],
+) -> dict:
+    """One GPU's decode step at ``batch`` sequences per GPU in a ``gpus``-GPU deployment."""
+    nvlink = nvlink_one_way(gpu)
+    compute = {"moe": 0.0, "step": 0.0}
+    memory = {"moe": 0.0, "step": 0.0}
+    ops_s = {"moe": 0.0, "step": 0.0}
+    for p in llm_layers.step_ops(model, "decode", batch, kv_len, dtype, act, ep=gpus):
+        n = llm_layers.count(model, p.scope)
+        if n == 0:
+            continue
+        peak, bandwidth = op_roofline.peak_and_bandwidth(gpu, p.op.peak_dtype)
+        f, b = p.op.flops / peak, p.op.bytes / bandwidth
+        t = op_roofline.PREDICTED(F=p.op.flops, B=p.op.bytes, P=peak, BW=bandwidth)
+        compute["step"] += n * f
+        memory["step"] += n * b
+        ops_s["step"] += n * t
+        if p.scope in ("layer", "moe_layer") and model.moe is not None and model.moe_layers:
+            compute["moe"] += f
+            memory["moe"] += b
+            ops_s["moe"] += t
+    ep_s = 0.0 if not nvlink or gpus == 1 else EP_TIME(B=batch, X=ep["bytes"], NV=2 * nvlink)
+    moe_layer = MOE_LAYER_TIME(T_ops=ops_s["moe"], T_x=ep_s)
+    step = ops_s["step"] + model.moe_layers * (moe_layer - ops_s["moe"]) if model.moe is not None else ops_s["step"]
+    has_moe = model.moe is not None and model.moe_layers > 0
+    three = {"compute": compute["moe"], "memory": memory["moe"], "ep": ep_s}
+    step_three = {"compute": compute["step"], "memory": memory["step"], "ep": model.moe_layers * ep_s}
+    return {
+        "batch": batch,
+        "moe_compute_s": compute["moe"],
+        "moe_memory_s": memory["moe"],
+        "moe_ops_s": ops_s["moe"],
+        "ep_s": ep_s,
+        "moe_layer_s": moe_layer,
+        "moe_bound": max(three, key=three.get) if has_moe else None,
+        "step_compute_s": compute["step"],
+        "step_memory_s": memory["step"],
+        "step_ep_s": step_three["ep"],
+        "step_s": step,
+        "step_bound": max(step_three, key=step_three.get),
+        "per_token_s": step / batch,
+        "tokens_per_s": TOKENS_PER_S(B=batch, T_step=step),
+    }
+
+
+def expert_crossing_per_gpu(total_batch: float | None, gpus: int) -> int | None:
+    """Per-GPU batch at which the deployment's ``gpus·B`` tokens reach a routed expert's crossing."""
+    return None if total_batch is None or pd.isna(total_batch) else math.ceil(total_batch / gpus)
