@@ -43,6 +43,7 @@ Pages not yet marked are listed in :file:`locales/claims/pending.yml`: they are 
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,10 +77,21 @@ class Words(msgspec.Struct, forbid_unknown_fields=True):
     whole_words: bool = True  # English: match whole words; Chinese: substrings
 
 
+class PendingValue(msgspec.Struct, forbid_unknown_fields=True):
+    """A unit of a report whose generated sentences show a missing value, known and being fixed."""
+
+    report: str
+    unit: str
+    why: str = ""
+
+
 class Pending(msgspec.Struct, forbid_unknown_fields=True):
-    """``locales/claims/pending.yml``: pages whose sentences are not marked yet."""
+    """``locales/claims/pending.yml``: pages whose sentences are not marked yet, and units whose
+    sentences show a missing value (``generators.site.publish``: the build shows "—" for them and
+    logs ``pending: ...`` instead of failing, until they are taken off)."""
 
     pages: list[str] = []
+    missing_values: list[PendingValue] = []
 
 
 @dataclass(frozen=True)
@@ -437,15 +449,32 @@ def _rel(path: Path, root: Path) -> str:
         return str(path)
 
 
-def load_pending(path: Path) -> list[str]:
+def load_pending_file(path: Path) -> Pending:
     import yaml
 
     if not path.is_file():
-        return []
+        return Pending()
     try:
-        return msgspec.convert(yaml.safe_load(path.read_text(encoding="utf-8")) or {}, Pending).pages
+        return msgspec.convert(yaml.safe_load(path.read_text(encoding="utf-8")) or {}, Pending)
     except (yaml.YAMLError, msgspec.ValidationError) as exc:
         raise UserError(path, f"cannot read: {' '.join(str(exc).split())}") from None
+
+
+def load_pending(path: Path) -> list[str]:
+    return load_pending_file(path).pages
+
+
+def pending_missing_values(locales_dir: Path) -> frozenset[tuple[str, str]]:
+    """(report, unit) of the units listed as showing a missing value (being fixed); read again
+    when the file changes (``mkdocs serve``)."""
+    path = locales_dir / WORDS_DIR / PENDING_FILE
+    stamp = path.stat().st_mtime_ns if path.is_file() else 0
+    return _pending_values(path, stamp)
+
+
+@functools.lru_cache(maxsize=4)
+def _pending_values(path: Path, stamp: int) -> frozenset[tuple[str, str]]:
+    return frozenset((p.report, p.unit) for p in load_pending_file(path).missing_values)
 
 
 @dataclass

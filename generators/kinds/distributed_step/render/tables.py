@@ -7,7 +7,7 @@ fact (``facts.py``); the view's per-step slowest and fastest ranks are read, not
 
 from __future__ import annotations
 
-from generators.pieces import Cell, fragment
+from generators.pieces import MISSING, Cell, fragment
 from generators.render import tables
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder
@@ -17,9 +17,9 @@ DASH = "—"
 
 
 def fact(result, key: str, tr: Translator, unit: str | None = None) -> str:
-    """A fact with its unit, for a sentence; a dash when the data cannot give it."""
+    """A fact with its unit, for a sentence; the missing-value mark (pieces.MISSING) when the data cannot give it."""
     q = result.facts.get(key)
-    return DASH if q is None else show(q, tr, unit)
+    return MISSING if q is None else show(q, tr, unit)
 
 
 def rank_cell(rank: int, tr: Translator) -> Cell:
