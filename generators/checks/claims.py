@@ -91,6 +91,7 @@ class Pending(msgspec.Struct, forbid_unknown_fields=True):
     logs ``pending: ...`` instead of failing, until they are taken off)."""
 
     pages: list[str] = []
+    units: list[str] = []  # units whose generated sentences are not marked yet (check-claims --generated)
     missing_values: list[PendingValue] = []
 
 
@@ -151,8 +152,11 @@ def _call(expr: str) -> tuple[str, list, dict] | None:
 
 def read_source(path: Path, lang: str, shown_as: str | None = None) -> Source:
     """The sentences, sections and claims of one page source."""
-    shown = shown_as or str(path)
-    raw = path.read_text(encoding="utf-8")
+    return read_text(path.read_text(encoding="utf-8"), lang, shown_as or str(path), path)
+
+
+def read_text(raw: str, lang: str, shown: str, path: Path | None = None) -> Source:
+    """The sentences, sections and claims of a page source's text (or generated markdown)."""
     errors: list[Finding] = []
     marks: list[Mark] = []
     text = raw
@@ -194,6 +198,7 @@ def read_source(path: Path, lang: str, shown_as: str | None = None) -> Source:
     text = re.sub(r"!\[[^\]]*\]\([^)]*\)", lambda m: _blank(m.group()), text)
     text = re.sub(r"\[([^\]]*)\]\([^)]*\)", lambda m: m.group(1) + _blank(m.group()[len(m.group(1)) :]), text)
     text = re.sub(r"<summary>.*?</summary>", lambda m: _blank(m.group()), text, flags=re.S)  # a title
+    text = re.sub(r"<cite>.*?</cite>", lambda m: _CODE_WORD + _blank(m.group())[1:], text, flags=re.S)  # a work's title
     text = re.sub(r"<[^>\n]+>", lambda m: _blank(m.group()), text)
     text = re.sub(r"\{[:.#][^}\n]*\}", lambda m: _blank(m.group()), text)  # attribute lists
 
@@ -205,10 +210,15 @@ def read_source(path: Path, lang: str, shown_as: str | None = None) -> Source:
             sentences.extend(_sentences(block, lang, marks, len(sections) - 1))
             block.clear()
 
+    previous_blank, in_code = True, False
     for number, line in enumerate(text.split("\n"), start=1):
         stripped = line.strip()
         heading = re.match(r"#{1,6}\s+(.*)", stripped)
-        if heading:
+        in_code = bool(stripped) and re.match(r"( {4}|\t)", line) is not None and (previous_blank or in_code)
+        previous_blank = not stripped
+        if in_code:  # an indented code block
+            flush()
+        elif heading:
             flush()
             sections.append(" ".join(heading.group(1).split()))
         elif not stripped or stripped.startswith("|") or stripped.startswith("!!!"):
@@ -222,7 +232,7 @@ def read_source(path: Path, lang: str, shown_as: str | None = None) -> Source:
             if ord(char) >= _MARK_BASE and marks[ord(char) - _MARK_BASE].kind == "claim":
                 claims.append((len(sections) - 1, marks[ord(char) - _MARK_BASE]))
     flush()
-    return Source(path, shown, lang, sentences, sections, claims, errors)
+    return Source(path or Path(shown), shown, lang, sentences, sections, claims, errors)
 
 
 def _is_end(text: str, i: int, lang: str) -> bool:
@@ -484,6 +494,8 @@ class Result:
     findings: list[Finding] = field(default_factory=list)
     sentences: int = 0
     claims: int = 0
+    generated: int = 0  # generated sentences read (check_generated)
+    pending_units: list[str] = field(default_factory=list)
 
 
 def check(
@@ -541,3 +553,79 @@ def check(
                 continue
             result.findings += check_parity(sources[first.rel], sources[other.rel])
     return result
+
+
+# ---- generated sentences -----------------------------------------------------------------
+
+
+def unit_calls(path: Path) -> tuple[dict, list[tuple[str, dict[str, str]]]]:
+    """A page source's front matter and its ``unit(...)`` calls with constant arguments."""
+    import yaml
+
+    raw = path.read_text(encoding="utf-8")
+    meta = {}
+    front = re.match(r"---\n(.*?)\n---\n", raw, re.S)
+    if front:
+        meta = yaml.safe_load(front.group(1)) or {}
+    calls = []
+    for m in re.finditer(r"\{\{(.*?)\}\}", raw, re.S):
+        call = _call(m.group(1))
+        if call and call[0] == "unit" and call[1]:
+            calls.append((str(call[1][0]), {k: str(v) for k, v in call[2].items()}))
+    return meta, calls
+
+
+def check_generated(runner, settings, result: Result) -> None:
+    """The generated sentences of every unit on every page (the latest version of a report
+    page, each language): a sentence with trigger words carries a mark of
+    :mod:`generators.render.prose` (a claim or method). Fragments come from ``runner`` (and
+    its cache: after a build, nothing is computed again)."""
+    from generators.render import prose
+    from generators.sections import UNITS
+
+    words_dir = settings.locales_dir / WORDS_DIR
+    lexicons = {code: load_lexicon(words_dir / f"{code}.yml", code) for code in settings.codes}
+    pending = set(load_pending_file(words_dir / PENDING_FILE).units)
+    seen_pending: set[str] = set()
+    failing_pending: set[str] = set()
+    for page in page_sources(settings.root, settings.docs_dir, settings.codes):
+        if not page.rel.startswith("docs/"):
+            continue
+        meta, calls = unit_calls(page.path)
+        for name, options in calls:
+            if name not in UNITS:
+                continue
+            if name in pending:
+                seen_pending.add(name)
+            unit = UNITS[name]
+            if unit.model.per_report and meta.get("report") and "report" not in options:
+                options = {**options, "report": str(meta["report"])}
+            fragment = runner.fragment(unit, options, page.lang)
+            texts = []
+            for piece in fragment.pieces:
+                text = getattr(piece, "text", None)
+                if isinstance(text, str) and not hasattr(piece, "cells"):
+                    texts.append(text)
+                for attr in ("caption", "alt"):
+                    if getattr(piece, attr, ""):
+                        texts.append(getattr(piece, attr))
+            for text in texts:
+                source = read_text(prose.as_page_source(text), page.lang, f"{page.rel}: unit {name}")
+                for finding in check_sentences(source, lexicons[page.lang]):
+                    if name in pending:
+                        failing_pending.add(name)
+                        continue
+                    finding = Finding(f"{page.rel}", f"unit {name}: {finding.message}")
+                    if str(finding) not in {str(f) for f in result.findings}:
+                        result.findings.append(finding)
+                result.generated += len(source.sentences)
+    result.pending_units = sorted(seen_pending)
+    for name in sorted(seen_pending - failing_pending):
+        result.findings.append(
+            Finding(
+                _rel(words_dir / PENDING_FILE, settings.root),
+                f"unit {name} is listed as pending and passes: take it off",
+            )
+        )
+    for name in sorted(pending - set(UNITS)):
+        result.findings.append(Finding(_rel(words_dir / PENDING_FILE, settings.root), f"lists unit {name}, not a unit"))

@@ -37,7 +37,7 @@ from mkdocs.structure.files import File, Files, InclusionLevel
 from generators.messages import N_
 from generators.errors import UserError
 from generators.pieces import MISSING, Cell, Figure, Fragment, Markdown, Table
-from generators.render import tables
+from generators.render import prose, tables
 from generators.render.i18n import Translator
 from generators.site.ids import PageScope
 
@@ -76,9 +76,10 @@ def page_markdown(
 
     for piece in fragment.pieces:
         if isinstance(piece, Markdown):
+            text = prose.strip(piece.text)
             text = "\n".join(
                 line.replace(MISSING, DASH) if line.lstrip().startswith("|") else no_missing(line, unit)
-                for line in piece.text.split("\n")
+                for line in text.split("\n")
             )
             out.append(text.replace("](@/", "](" + root_prefix(page)))
         elif isinstance(piece, Table):
@@ -89,15 +90,15 @@ def page_markdown(
                 table_html(piece, unit, scope) + f'\n[{tables.text(label)}]({link}){{ .ps-csv download="{tid}.csv" }}\n'
             )
         elif isinstance(piece, Figure):
-            no_missing(piece.caption, unit, f"the caption of figure {piece.key}")
-            no_missing(piece.alt, unit, f"the alt text of figure {piece.key}")
+            caption = no_missing(prose.strip(piece.caption), unit, f"the caption of figure {piece.key}")
+            alt = no_missing(prose.strip(piece.alt), unit, f"the alt text of figure {piece.key}")
             fid = scope.piece_id(unit, piece.key)
             link = _add_file(f"{FIGURES}/{fid}.svg", piece.svg, page, files, config, default_language, added)
-            caption = f"  <figcaption>{html.escape(piece.caption)}</figcaption>\n" if piece.caption else ""
+            caption = f"  <figcaption>{html.escape(caption)}</figcaption>\n" if caption else ""
             anchor = html.escape(scope.anchor(unit, piece.key))
             out.append(
                 f'<figure markdown="span" id="{fid}" class="ps-figure" data-anchor="{anchor}">\n'
-                f"  ![{tables.text(piece.alt)}]({link})\n{caption}</figure>\n"
+                f"  ![{tables.text(alt)}]({link})\n{caption}</figure>\n"
             )
     return "\n".join(p.rstrip("\n") + "\n" for p in out if p)
 
@@ -142,7 +143,7 @@ def _numeric(unit: str | None) -> str:
 
 
 def _cell(cell: Cell, align: str, numeric: bool) -> str:
-    text = DASH if cell.text is None else html.escape(cell.text.replace(MISSING, DASH))
+    text = DASH if cell.text is None else html.escape(prose.strip(cell.text).replace(MISSING, DASH))
     if cell.text is not None and cell.codes:
         text = _code_spans(text, cell.codes)
     if cell.text is not None and cell.style == "code":
