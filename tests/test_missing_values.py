@@ -90,4 +90,3 @@ def test_a_unit_listed_as_pending_shows_a_dash_instead(caplog):
         publish.LOG.removeHandler(caplog.handler)
     assert out.strip() == "It executes — ×."
     assert "pending: en/reports/r.md: unit k.unit: a missing value in a sentence" in caplog.text
-

@@ -45,6 +45,7 @@ from __future__ import annotations
 import ast
 import functools
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -207,7 +208,7 @@ def read_text(raw: str, lang: str, shown: str, path: Path | None = None) -> Sour
 
     def flush() -> None:
         if block:
-            sentences.extend(_sentences(block, lang, marks, len(sections) - 1))
+            sentences.extend(_sentences(block, marks, len(sections) - 1))
             block.clear()
 
     previous_blank, in_code = True, False
@@ -235,9 +236,9 @@ def read_text(raw: str, lang: str, shown: str, path: Path | None = None) -> Sour
     return Source(path or Path(shown), shown, lang, sentences, sections, claims, errors)
 
 
-def _is_end(text: str, i: int, lang: str) -> bool:
+def _is_end(text: str, i: int) -> bool:
     char = text[i]
-    if lang_is_cjk(lang) and char in _ZH_END:
+    if char in _ZH_END:  # full-width marks end a sentence where they stand
         return True
     if char not in _EN_END:
         return False
@@ -251,24 +252,24 @@ def _is_end(text: str, i: int, lang: str) -> bool:
     return True
 
 
-def lang_is_cjk(lang: str) -> bool:
-    return lang.split("-")[0].split("_")[0] in ("zh", "ja", "ko")
+def _wide(char: str) -> bool:
+    return bool(char) and unicodedata.east_asian_width(char) in ("W", "F")
 
 
-def _sentences(block: list[tuple[int, str]], lang: str, marks: list[Mark], section: int) -> list[Sentence]:
-    """The sentences of one paragraph; marks right after a sentence's end go with it."""
-    joiner = "" if lang_is_cjk(lang) else " "
+def _sentences(block: list[tuple[int, str]], marks: list[Mark], section: int) -> list[Sentence]:
+    """The sentences of one paragraph; marks right after a sentence's end go with it. Lines are
+    joined with a space, except between two wide (CJK) characters."""
     text, lines = "", []
     for number, part in block:
-        if text:
-            text += joiner if not (lang_is_cjk(lang) and part[:1].isascii() and text[-1:].isascii()) else " "
+        if text and not (_wide(text[-1]) and _wide(part[0])):
+            text += " "
             lines.append(number)
         text += part
         lines += [number] * len(part)
     out: list[tuple[int, int]] = []
     start = 0
     for i in range(len(text)):
-        if _is_end(text, i, lang):
+        if _is_end(text, i):
             out.append((start, i + 1))
             start = i + 1
     out.append((start, len(text)))
