@@ -141,6 +141,8 @@ def test_pending_pages_are_listed_not_checked_until_they_pass(tree):
     (tree / "locales/claims/pending.yml").write_text("pages: [docs/en/p.md, docs/zh/p.md]\n", encoding="utf-8")
     result = check(tree, tree / "docs", tree / "locales", ("en", "zh"))
     assert result.pending == ["docs/en/p.md", "docs/zh/p.md"] and result.findings == []
+    named = check(tree, tree / "docs", tree / "locales", ("en", "zh"), only=[tree / "docs/en/p.md"])
+    assert [str(f) for f in named.findings] == ["error: docs/en/p.md:3: no claim for quantifier (only): Only this."]
     page(tree, "en", "# T\n\nThis.\n")
     assert [str(f) for f in findings(tree)] == [
         "error: locales/claims/pending.yml: docs/en/p.md is listed as pending and passes: take it off the list"

@@ -5,7 +5,7 @@ into sentences and reports each sentence whose comparison, quantifier, cause, tr
 words are not all covered by a ``claim(..., covers="...")`` in it and that has no
 ``method()`` mark; a claim covering a cause that does not compare two facts; and twins whose
 claims differ (see :mod:`generators.checks.claims`). With PATHS, only those pages (their
-twins are read for the comparison). Each finding is one line,
+twins are read for the comparison), checked even when they are listed as pending. Each finding is one line,
 ``error: <page>:<line>: ...``, and the exit code is 2; pages listed in
 ``locales/claims/pending.yml`` are printed as ``pending: <page>``; with no finding, one
 summary line and 0.
