@@ -34,9 +34,16 @@ Trigger words are matched as whole words in English (case-insensitive; ``so`` do
 in ``also``) and as substrings in Chinese; each language's ``not:`` list names phrases that
 hold a trigger and are not one (``比例``, ``更新``), removed before matching.
 
-Pages not yet marked are listed in :file:`locales/claims/pending.yml`: they are reported as
-``pending: <page>`` and not checked; a listed page that has no finding any more is a finding
-(take it off the list). Findings are :class:`~generators.checks.Finding` lines,
+Generated sentences (:func:`check_generated`, ``check-claims --generated``): every unit a
+page uses is rendered through the result cache (the latest version of a report page, every
+language) and its prose, captions and alt texts are read the same way; the marks of
+:mod:`generators.render.prose` stand for the claims and method marks (``stated``/``claimed``
+carry their condition and covers). A finding names the page and the unit.
+
+Pages not yet marked are listed in :file:`locales/claims/pending.yml` (``pages:``; units:
+``units:``): they are reported as ``pending: <page>`` and not checked (a page named on the
+command line is checked all the same); a listed page or unit that has no finding any more is
+a finding (take it off the list). Findings are :class:`~generators.checks.Finding` lines,
 ``error: <page>:<line>: ...``.
 """
 
