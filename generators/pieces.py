@@ -22,6 +22,19 @@ import re
 from dataclasses import dataclass, field
 
 Value = float | int | str | None
+
+#: A missing value inside text, as the renderer emits it: ``units.show`` of a quantity without
+#: a value, a kind's ``fact()`` of a fact the version lacks, a ``None`` or NaN formatted into a
+#: message (``Translator.gettext``). The site edge (``generators.site.publish``) shows it as
+#: "—" in a table cell and fails the build for it in a sentence or a caption: a missing value
+#: is recognised by where it came from, not by the character (the em dash as punctuation stays).
+MISSING = "\ue0a0"
+
+
+def has_missing(text: str | None) -> bool:
+    return bool(text) and MISSING in text
+
+
 _KEY = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,47}$")
 
 

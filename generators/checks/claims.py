@@ -34,16 +34,25 @@ Trigger words are matched as whole words in English (case-insensitive; ``so`` do
 in ``also``) and as substrings in Chinese; each language's ``not:`` list names phrases that
 hold a trigger and are not one (``比例``, ``更新``), removed before matching.
 
-Pages not yet marked are listed in :file:`locales/claims/pending.yml`: they are reported as
-``pending: <page>`` and not checked; a listed page that has no finding any more is a finding
-(take it off the list). Findings are :class:`~generators.checks.Finding` lines,
+Generated sentences (:func:`check_generated`, ``check-claims --generated``): every unit a
+page uses is rendered through the result cache (the latest version of a report page, every
+language) and its prose, captions and alt texts are read the same way; the marks of
+:mod:`generators.render.prose` stand for the claims and method marks (``stated``/``claimed``
+carry their condition and covers). A finding names the page and the unit.
+
+Pages not yet marked are listed in :file:`locales/claims/pending.yml` (``pages:``; units:
+``units:``): they are reported as ``pending: <page>`` and not checked (a page named on the
+command line is checked all the same); a listed page or unit that has no finding any more is
+a finding (take it off the list). Findings are :class:`~generators.checks.Finding` lines,
 ``error: <page>:<line>: ...``.
 """
 
 from __future__ import annotations
 
 import ast
+import functools
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -76,10 +85,22 @@ class Words(msgspec.Struct, forbid_unknown_fields=True):
     whole_words: bool = True  # English: match whole words; Chinese: substrings
 
 
+class PendingValue(msgspec.Struct, forbid_unknown_fields=True):
+    """A unit of a report whose generated sentences show a missing value, known and being fixed."""
+
+    report: str
+    unit: str
+    why: str = ""
+
+
 class Pending(msgspec.Struct, forbid_unknown_fields=True):
-    """``locales/claims/pending.yml``: pages whose sentences are not marked yet."""
+    """``locales/claims/pending.yml``: pages whose sentences are not marked yet, and units whose
+    sentences show a missing value (``generators.site.publish``: the build shows "—" for them and
+    logs ``pending: ...`` instead of failing, until they are taken off)."""
 
     pages: list[str] = []
+    units: list[str] = []  # units whose generated sentences are not marked yet (check-claims --generated)
+    missing_values: list[PendingValue] = []
 
 
 @dataclass(frozen=True)
@@ -139,8 +160,11 @@ def _call(expr: str) -> tuple[str, list, dict] | None:
 
 def read_source(path: Path, lang: str, shown_as: str | None = None) -> Source:
     """The sentences, sections and claims of one page source."""
-    shown = shown_as or str(path)
-    raw = path.read_text(encoding="utf-8")
+    return read_text(path.read_text(encoding="utf-8"), lang, shown_as or str(path), path)
+
+
+def read_text(raw: str, lang: str, shown: str, path: Path | None = None) -> Source:
+    """The sentences, sections and claims of a page source's text (or generated markdown)."""
     errors: list[Finding] = []
     marks: list[Mark] = []
     text = raw
@@ -182,6 +206,7 @@ def read_source(path: Path, lang: str, shown_as: str | None = None) -> Source:
     text = re.sub(r"!\[[^\]]*\]\([^)]*\)", lambda m: _blank(m.group()), text)
     text = re.sub(r"\[([^\]]*)\]\([^)]*\)", lambda m: m.group(1) + _blank(m.group()[len(m.group(1)) :]), text)
     text = re.sub(r"<summary>.*?</summary>", lambda m: _blank(m.group()), text, flags=re.S)  # a title
+    text = re.sub(r"<cite>.*?</cite>", lambda m: _CODE_WORD + _blank(m.group())[1:], text, flags=re.S)  # a work's title
     text = re.sub(r"<[^>\n]+>", lambda m: _blank(m.group()), text)
     text = re.sub(r"\{[:.#][^}\n]*\}", lambda m: _blank(m.group()), text)  # attribute lists
 
@@ -190,13 +215,18 @@ def read_source(path: Path, lang: str, shown_as: str | None = None) -> Source:
 
     def flush() -> None:
         if block:
-            sentences.extend(_sentences(block, lang, marks, len(sections) - 1))
+            sentences.extend(_sentences(block, marks, len(sections) - 1))
             block.clear()
 
+    previous_blank, in_code = True, False
     for number, line in enumerate(text.split("\n"), start=1):
         stripped = line.strip()
         heading = re.match(r"#{1,6}\s+(.*)", stripped)
-        if heading:
+        in_code = bool(stripped) and re.match(r"( {4}|\t)", line) is not None and (previous_blank or in_code)
+        previous_blank = not stripped
+        if in_code:  # an indented code block
+            flush()
+        elif heading:
             flush()
             sections.append(" ".join(heading.group(1).split()))
         elif not stripped or stripped.startswith("|") or stripped.startswith("!!!"):
@@ -210,12 +240,12 @@ def read_source(path: Path, lang: str, shown_as: str | None = None) -> Source:
             if ord(char) >= _MARK_BASE and marks[ord(char) - _MARK_BASE].kind == "claim":
                 claims.append((len(sections) - 1, marks[ord(char) - _MARK_BASE]))
     flush()
-    return Source(path, shown, lang, sentences, sections, claims, errors)
+    return Source(path or Path(shown), shown, lang, sentences, sections, claims, errors)
 
 
-def _is_end(text: str, i: int, lang: str) -> bool:
+def _is_end(text: str, i: int) -> bool:
     char = text[i]
-    if lang_is_cjk(lang) and char in _ZH_END:
+    if char in _ZH_END:  # full-width marks end a sentence where they stand
         return True
     if char not in _EN_END:
         return False
@@ -229,24 +259,24 @@ def _is_end(text: str, i: int, lang: str) -> bool:
     return True
 
 
-def lang_is_cjk(lang: str) -> bool:
-    return lang.split("-")[0].split("_")[0] in ("zh", "ja", "ko")
+def _wide(char: str) -> bool:
+    return bool(char) and unicodedata.east_asian_width(char) in ("W", "F")
 
 
-def _sentences(block: list[tuple[int, str]], lang: str, marks: list[Mark], section: int) -> list[Sentence]:
-    """The sentences of one paragraph; marks right after a sentence's end go with it."""
-    joiner = "" if lang_is_cjk(lang) else " "
+def _sentences(block: list[tuple[int, str]], marks: list[Mark], section: int) -> list[Sentence]:
+    """The sentences of one paragraph; marks right after a sentence's end go with it. Lines are
+    joined with a space, except between two wide (CJK) characters."""
     text, lines = "", []
     for number, part in block:
-        if text:
-            text += joiner if not (lang_is_cjk(lang) and part[:1].isascii() and text[-1:].isascii()) else " "
+        if text and not (_wide(text[-1]) and _wide(part[0])):
+            text += " "
             lines.append(number)
         text += part
         lines += [number] * len(part)
     out: list[tuple[int, int]] = []
     start = 0
     for i in range(len(text)):
-        if _is_end(text, i, lang):
+        if _is_end(text, i):
             out.append((start, i + 1))
             start = i + 1
     out.append((start, len(text)))
@@ -437,15 +467,32 @@ def _rel(path: Path, root: Path) -> str:
         return str(path)
 
 
-def load_pending(path: Path) -> list[str]:
+def load_pending_file(path: Path) -> Pending:
     import yaml
 
     if not path.is_file():
-        return []
+        return Pending()
     try:
-        return msgspec.convert(yaml.safe_load(path.read_text(encoding="utf-8")) or {}, Pending).pages
+        return msgspec.convert(yaml.safe_load(path.read_text(encoding="utf-8")) or {}, Pending)
     except (yaml.YAMLError, msgspec.ValidationError) as exc:
         raise UserError(path, f"cannot read: {' '.join(str(exc).split())}") from None
+
+
+def load_pending(path: Path) -> list[str]:
+    return load_pending_file(path).pages
+
+
+def pending_missing_values(locales_dir: Path) -> frozenset[tuple[str, str]]:
+    """(report, unit) of the units listed as showing a missing value (being fixed); read again
+    when the file changes (``mkdocs serve``)."""
+    path = locales_dir / WORDS_DIR / PENDING_FILE
+    stamp = path.stat().st_mtime_ns if path.is_file() else 0
+    return _pending_values(path, stamp)
+
+
+@functools.lru_cache(maxsize=4)
+def _pending_values(path: Path, stamp: int) -> frozenset[tuple[str, str]]:
+    return frozenset((p.report, p.unit) for p in load_pending_file(path).missing_values)
 
 
 @dataclass
@@ -455,6 +502,8 @@ class Result:
     findings: list[Finding] = field(default_factory=list)
     sentences: int = 0
     claims: int = 0
+    generated: int = 0  # generated sentences read (check_generated)
+    pending_units: list[str] = field(default_factory=list)
 
 
 def check(
@@ -486,6 +535,13 @@ def check(
         if only is not None and page.rel not in wanted:
             continue
         findings = check_sentences(source, lexicons[page.lang])
+        if page.rel in pending and only is not None:  # named on the command line: checked all the same
+            result.pending.append(page.rel)
+            result.findings += findings
+            result.pages.append(page.rel)
+            result.sentences += len(source.sentences)
+            result.claims += len(source.claims)
+            continue
         if page.rel in pending:
             result.pending.append(page.rel)
             if not findings:
@@ -512,3 +568,79 @@ def check(
                 continue
             result.findings += check_parity(sources[first.rel], sources[other.rel])
     return result
+
+
+# ---- generated sentences -----------------------------------------------------------------
+
+
+def unit_calls(path: Path) -> tuple[dict, list[tuple[str, dict[str, str]]]]:
+    """A page source's front matter and its ``unit(...)`` calls with constant arguments."""
+    import yaml
+
+    raw = path.read_text(encoding="utf-8")
+    meta = {}
+    front = re.match(r"---\n(.*?)\n---\n", raw, re.S)
+    if front:
+        meta = yaml.safe_load(front.group(1)) or {}
+    calls = []
+    for m in re.finditer(r"\{\{(.*?)\}\}", raw, re.S):
+        call = _call(m.group(1))
+        if call and call[0] == "unit" and call[1]:
+            calls.append((str(call[1][0]), {k: str(v) for k, v in call[2].items()}))
+    return meta, calls
+
+
+def check_generated(runner, settings, result: Result) -> None:
+    """The generated sentences of every unit on every page (the latest version of a report
+    page, each language): a sentence with trigger words carries a mark of
+    :mod:`generators.render.prose` (a claim or method). Fragments come from ``runner`` (and
+    its cache: after a build, nothing is computed again)."""
+    from generators.render import prose
+    from generators.sections import UNITS
+
+    words_dir = settings.locales_dir / WORDS_DIR
+    lexicons = {code: load_lexicon(words_dir / f"{code}.yml", code) for code in settings.codes}
+    pending = set(load_pending_file(words_dir / PENDING_FILE).units)
+    seen_pending: set[str] = set()
+    failing_pending: set[str] = set()
+    for page in page_sources(settings.root, settings.docs_dir, settings.codes):
+        if not page.rel.startswith("docs/"):
+            continue
+        meta, calls = unit_calls(page.path)
+        for name, options in calls:
+            if name not in UNITS:
+                continue
+            if name in pending:
+                seen_pending.add(name)
+            unit = UNITS[name]
+            if unit.model.per_report and meta.get("report") and "report" not in options:
+                options = {**options, "report": str(meta["report"])}
+            fragment = runner.fragment(unit, options, page.lang)
+            texts = []
+            for piece in fragment.pieces:
+                text = getattr(piece, "text", None)
+                if isinstance(text, str) and not hasattr(piece, "cells"):
+                    texts.append(text)
+                for attr in ("caption", "alt"):
+                    if getattr(piece, attr, ""):
+                        texts.append(getattr(piece, attr))
+            for text in texts:
+                source = read_text(prose.as_page_source(text), page.lang, f"{page.rel}: unit {name}")
+                for finding in check_sentences(source, lexicons[page.lang]):
+                    if name in pending:
+                        failing_pending.add(name)
+                        continue
+                    finding = Finding(f"{page.rel}", f"unit {name}: {finding.message}")
+                    if str(finding) not in {str(f) for f in result.findings}:
+                        result.findings.append(finding)
+                result.generated += len(source.sentences)
+    result.pending_units = sorted(seen_pending)
+    for name in sorted(seen_pending - failing_pending):
+        result.findings.append(
+            Finding(
+                _rel(words_dir / PENDING_FILE, settings.root),
+                f"unit {name} is listed as pending and passes: take it off",
+            )
+        )
+    for name in sorted(pending - set(UNITS)):
+        result.findings.append(Finding(_rel(words_dir / PENDING_FILE, settings.root), f"lists unit {name}, not a unit"))

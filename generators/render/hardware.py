@@ -14,7 +14,7 @@ from generators import vocab
 from generators.analysis.roofline import roof_line
 from generators.pieces import Cell, Figure, fragment
 from generators.readers.hardware import DTYPES, GpuSpec
-from generators.render import figures, tables
+from generators.render import figures, prose, tables
 from generators.render.hardware_sources import Marks, disagreements, kind_cell, source_cell
 from generators.render.i18n import N_, NN_, Translator
 from generators.render.tables import TableBuilder
@@ -83,7 +83,7 @@ def peak_table(result, tr: Translator, options: dict) -> object:
         ),
         dash=DASH,
     )
-    return fragment(t.build(), note + "\n", marks.footnotes())
+    return fragment(t.build(), prose.method_block(note) + "\n", marks.footnotes())  # what the table shows
 
 
 def ridge(result, tr: Translator, options: dict) -> object:
@@ -98,7 +98,7 @@ def ridge(result, tr: Translator, options: dict) -> object:
     note = tr.gettext(
         N_("Ridge point in FLOP/byte: dense peak divided by memory bandwidth, computed from the two figures above.")
     )
-    return fragment(t.build(), note + "\n")
+    return fragment(t.build(), prose.method_block(note) + "\n")  # a definition
 
 
 LINE_STYLES = ("-", "--", "-.", ":")
@@ -135,7 +135,7 @@ def roofline(result, tr: Translator, options: dict) -> object:
         ax.legend(fontsize=8, loc="lower right")
         svg = figures.to_svg(fig)
     low, high = result.ridge_range[dtype]
-    caption = tr.gettext(
+    caption = tr.gettext(  # a definition, and the range of the ridge points (no ranking or comparison)
         N_(
             "Each line is min(peak, intensity × bandwidth); the dot is the ridge point. {dtype} ridge "
             "points run from {low} ({low_gpu}) to {high} ({high_gpu}) FLOP/byte."
@@ -146,6 +146,7 @@ def roofline(result, tr: Translator, options: dict) -> object:
         high=number(high.ridge_flop_per_byte, "flop_per_byte", tr),
         high_gpu=names[high.gpu],
     )
+    caption = prose.method_block(caption)
     alt = tr.gettext(N_("{dtype} rooflines of the GPUs in the hardware reference"), dtype=_dtype(tr, dtype))
     data = (
         ("gpu", "peak_flop_per_s", "bandwidth_bytes_per_s", "ridge_flop_per_byte"),
@@ -259,10 +260,12 @@ def details(result, tr: Translator, options: dict) -> object:
         disagree = disagreements(gpu, [(k, tr.gettext(lb), v, u) for k, lb, v, u in rows] + peaks, tr)
         if disagree is not None:
             out.append(
-                tr.gettext(
-                    N_(
-                        "Where NVIDIA's documents disagree: the value this reference uses, the "
-                        "other documents' values, and why."
+                prose.method_block(
+                    tr.gettext(
+                        N_(
+                            "Where NVIDIA's documents disagree: the value this reference uses, the "
+                            "other documents' values, and why."
+                        )
                     )
                 )
                 + "\n"
@@ -270,7 +273,9 @@ def details(result, tr: Translator, options: dict) -> object:
             out.append(disagree)
         notes = "".join(f"- {tables.text(tr.pick(note))}\n" for note in gpu.notes)
         sources = tr.gettext(N_("; ")).join(source_md(gpu, sid, tr) for sid in gpu.sources)
-        out.append(notes + "\n" + tr.gettext(N_("Sources: {sources}."), sources=sources) + "\n")
+        # notes on what the cited documents print (checked against the sources listed with them,
+        # not against measured data): provenance, marked as method for the claims check
+        out.append(prose.method_block(notes + "\n" + tr.gettext(N_("Sources: {sources}."), sources=sources)) + "\n")
     return fragment(*out)
 
 

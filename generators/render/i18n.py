@@ -34,6 +34,7 @@ from babel.numbers import format_decimal, format_percent
 
 from generators.errors import UserError
 from generators.messages import N_, NN_  # noqa: F401  (re-exported: renderers import them from here)
+from generators.pieces import MISSING
 from generators.settings import Language, Localized
 
 DOMAIN = "messages"
@@ -95,9 +96,10 @@ class Translator:
 
     # -- messages ---------------------------------------------------------------------
     def gettext(self, message: str, **values: object) -> str:
-        """The translation of ``message``; ``{name}`` placeholders are filled from ``values``."""
+        """The translation of ``message``; ``{name}`` placeholders are filled from ``values``
+        (``None`` or NaN: the missing-value mark, :data:`generators.pieces.MISSING`)."""
         text = message if self.catalog is None else self._lookup(message)
-        return tighten(text.format(**values)) if values else text
+        return tighten(text.format(**_marked(values))) if values else text
 
     def ngettext(self, message: tuple[str, str], n: int, **values: object) -> str:
         """The form of ``message`` (``NN_(singular, plural)``) for the number ``n`` - the
@@ -109,7 +111,7 @@ class Translator:
             forms = forms if isinstance(forms, tuple) else (forms,)
             index = gettext.c2py(self.catalog.plural_expr)(n)
             text = forms[min(index, len(forms) - 1)]
-        return tighten(text.format(**values)) if values else text
+        return tighten(text.format(**_marked(values))) if values else text
 
     def pick(self, text: Localized) -> str:
         """The page language's text of a :data:`~generators.settings.Localized` value from data."""
@@ -174,3 +176,9 @@ class Translator:
         day = dt.date(parts[0], parts[1] if len(parts) > 1 else 1, parts[2] if len(parts) > 2 else 1)
         skeleton = {1: "y", 2: "yMMM", 3: "yMMMd"}[len(parts)]
         return format_skeleton(skeleton, day, locale=self.locale)
+
+
+def _marked(values: dict[str, object]) -> dict[str, object]:
+    """``values`` with ``None`` and NaN as the missing-value mark: formatted into a sentence they
+    would read "None" and "nan"; marked, the site edge names the page and unit instead."""
+    return {k: MISSING if v is None or (isinstance(v, float) and v != v) else v for k, v in values.items()}

@@ -16,6 +16,7 @@ import math
 from dataclasses import dataclass
 
 from generators.messages import N_
+from generators.pieces import MISSING
 from generators.quantity import Quantity
 from generators.render.i18n import Translator
 
@@ -128,6 +129,8 @@ def show(q: Quantity, tr: Translator, unit: str | None = None) -> str:
     name = unit or auto(q)
     u = _unit(name, q.dim)
     text = number(q.value, name, tr)
+    if text is None:  # no value: the missing-value mark (the site edge turns it into "—" in a table)
+        return MISSING
     return tr.gettext(u.label, value=text) if u.label and name not in ("percent", "pct", "pct2") else text
 
 

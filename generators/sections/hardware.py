@@ -93,7 +93,8 @@ def compute(cat: Catalog, options: dict[str, str]) -> HardwareResult:
 
 
 def facts(result: HardwareResult) -> dict[str, Quantity]:
-    """``gpu_count``, ``measured_runs``, and per GPU ``<fact>.<gpu id>[.<dtype>]``."""
+    """``gpu_count``, ``measured_runs``, per GPU ``<fact>.<gpu id>[.<dtype>]``, and each measured
+    peak as ``measured.<kind>.<item>.<gpu id>`` (``measured.memory.d2d_copy.h100-sxm``)."""
     out = {"gpu_count": Quantity(len(result.gpus), "count"), "measured_runs": Quantity(result.runs, "count")}
     for row in result.ridge.itertuples():
         out[f"ridge.{row.gpu}.{row.dtype}"] = Quantity(row.ridge_flop_per_byte, "flop_per_byte")
@@ -106,6 +107,9 @@ def facts(result: HardwareResult) -> dict[str, Quantity]:
         ):
             if value.value is not None:
                 out[f"{name}.{gpu.id}"] = Quantity(value.value, dim)
+    for row in result.measured.itertuples():  # the latest run's, where several measured one GPU
+        dim = "bytes_per_s" if row.kind == "memory" else "flop_per_s"
+        out[f"measured.{row.kind}.{row.item}.{row.gpu}"] = Quantity(row.measured_per_s, dim)
     return out
 
 

@@ -43,9 +43,11 @@ import sys
 import jinja2
 
 from generators import claims
+from generators.checks.claims import pending_missing_values
 from generators.cache import Memo, ResultCache, make_key, memo_at
 from generators.errors import UserError
 from generators.messages import N_
+from generators.pieces import MISSING
 from generators.render.units import show
 from generators.sections import MODELS, UNITS
 from generators.site import publish, selector
@@ -112,6 +114,8 @@ def define_env(env) -> None:
             default=default_language,
             code=runner.code({publish.__name__}),
         )
+        missing_pending = (page_scope.report, name) in pending_missing_values(site.settings.locales_dir)
+        key = make_key(kind="published-pending", key=key) if missing_pending else key
         published = f"{slot}-{hashlib.sha256(src.encode()).hexdigest()[:12]}"
         made = []
 
@@ -120,6 +124,7 @@ def define_env(env) -> None:
             markdown = publish.page_markdown(
                 runner.fragment(u, options, lang), name, page_scope, runner.translator(lang), page=page,
                 files=env.variables["files"], config=env.conf, default_language=default_language, added=added,
+                missing_pending=missing_pending,
             )  # fmt: skip
             made.append(True)
             return markdown, added
@@ -139,9 +144,12 @@ def define_env(env) -> None:
         m = MODELS[model]
         quantity = runner.fact(m, fact, page_options(m, options))
         try:
-            return show(quantity, runner.translator(language()), unit)
+            shown = show(quantity, runner.translator(language()), unit)
         except ValueError as exc:
             raise UserError(None, f"value({model!r}, {fact!r}): {exc}") from None
+        if MISSING in shown:  # a fact without a value: the page would show a placeholder
+            raise UserError(None, f"value({model!r}, {fact!r}): a missing value in a sentence")
+        return shown
 
     @env.macro
     @naming_the_page

@@ -9,6 +9,10 @@
 * :class:`~generators.pieces.Markdown` is passed through, except that a link written
   ``](@/reports/x.md)`` - a page path from the language's root, for renderers that do not
   know which page shows them - is made relative to the page (mkdocs then checks it).
+* A missing value (the mark :data:`~generators.pieces.MISSING` the renderers emit) is shown as
+  "—" in a table cell (an HTML table's or a markdown table row's); anywhere else - a sentence,
+  a caption, alt text - it fails the build with one line naming the page and the unit
+  (:func:`check_missing`): a template filled with values a version lacks is not published.
 
 Files get the source URI ``<lang>/assets/<figures|tables>/<id>.<ext>`` (the language folder
 mkdocs-static-i18n expects) and are written to ``assets/...`` for the default language and
@@ -24,18 +28,21 @@ from __future__ import annotations
 import csv
 import html
 import io
+import logging
 import posixpath
 import re
 
 from mkdocs.structure.files import File, Files, InclusionLevel
 
 from generators.messages import N_
-from generators.pieces import Cell, Figure, Fragment, Markdown, Table
-from generators.render import tables
+from generators.errors import UserError
+from generators.pieces import MISSING, Cell, Figure, Fragment, Markdown, Table
+from generators.render import prose, tables
 from generators.render.i18n import Translator
 from generators.site.ids import PageScope
 
 FIGURES, TABLES = "assets/figures", "assets/tables"
+LOG = logging.getLogger("mkdocs.plugins.profsite")
 DASH = "—"
 
 
@@ -50,13 +57,31 @@ def page_markdown(
     config,
     default_language: str,
     added: list[tuple[str, bytes]] | None = None,
+    missing_pending: bool = False,
 ) -> str:
     """The fragment's markdown for ``page``; its tables' CSVs and its figures are added to
-    ``files`` (and listed in ``added``, to be added again by :func:`add_files`)."""
+    ``files`` (and listed in ``added``, to be added again by :func:`add_files`).
+    ``missing_pending``: the unit is listed in ``locales/claims/pending.yml`` as showing a
+    missing value: shown as "—" and logged, not fatal."""
     out = []
+
+    def no_missing(text: str, unit: str, where: str = "") -> str:
+        try:
+            return check_missing(text, unit, where)
+        except UserError as exc:
+            if not missing_pending:
+                raise
+            LOG.info("pending: %s: %s", getattr(page.file, "src_uri", page), exc.message)
+            return text.replace(MISSING, DASH)
+
     for piece in fragment.pieces:
         if isinstance(piece, Markdown):
-            out.append(piece.text.replace("](@/", "](" + root_prefix(page)))
+            text = prose.strip(piece.text)
+            text = "\n".join(
+                line.replace(MISSING, DASH) if line.lstrip().startswith("|") else no_missing(line, unit)
+                for line in text.split("\n")
+            )
+            out.append(text.replace("](@/", "](" + root_prefix(page)))
         elif isinstance(piece, Table):
             tid = scope.piece_id(unit, piece.key)
             link = _add_file(f"{TABLES}/{tid}.csv", csv_bytes(piece), page, files, config, default_language, added)
@@ -65,15 +90,28 @@ def page_markdown(
                 table_html(piece, unit, scope) + f'\n[{tables.text(label)}]({link}){{ .ps-csv download="{tid}.csv" }}\n'
             )
         elif isinstance(piece, Figure):
+            caption = no_missing(prose.strip(piece.caption), unit, f"the caption of figure {piece.key}")
+            alt = no_missing(prose.strip(piece.alt), unit, f"the alt text of figure {piece.key}")
             fid = scope.piece_id(unit, piece.key)
             link = _add_file(f"{FIGURES}/{fid}.svg", piece.svg, page, files, config, default_language, added)
-            caption = f"  <figcaption>{html.escape(piece.caption)}</figcaption>\n" if piece.caption else ""
+            caption = f"  <figcaption>{html.escape(caption)}</figcaption>\n" if caption else ""
             anchor = html.escape(scope.anchor(unit, piece.key))
             out.append(
                 f'<figure markdown="span" id="{fid}" class="ps-figure" data-anchor="{anchor}">\n'
-                f"  ![{tables.text(piece.alt)}]({link})\n{caption}</figure>\n"
+                f"  ![{tables.text(alt)}]({link})\n{caption}</figure>\n"
             )
     return "\n".join(p.rstrip("\n") + "\n" for p in out if p)
+
+
+def check_missing(text: str, unit: str, where: str = "") -> str:
+    """``text`` when it holds no missing value; otherwise the build stops (``UserError`` without
+    a path: the macro names the page): ``unit <id>: a missing value in a sentence: …context…``."""
+    at = text.find(MISSING) if text else -1
+    if at < 0:
+        return text
+    context = text[max(0, at - 60) : at + 40].replace(MISSING, "[?]").replace("\n", " ")
+    detail = f" ({where})" if where else ""
+    raise UserError(None, f"unit {unit}: a missing value in a sentence{detail}: …{context}…")
 
 
 def root_prefix(page) -> str:
@@ -85,7 +123,7 @@ def root_prefix(page) -> str:
 def table_html(table: Table, unit: str, scope: PageScope) -> str:
     tid = scope.piece_id(unit, table.key)
     head = "".join(
-        f'<th class="ps-{c.align}"{_numeric(c.unit) if c.numeric else ""}>{html.escape(c.header)}</th>'
+        f'<th class="ps-{c.align}"{_numeric(c.unit) if c.numeric else ""}>{html.escape(c.header.replace(MISSING, DASH))}</th>'
         for c in table.columns
     )
     rows = []
@@ -105,7 +143,7 @@ def _numeric(unit: str | None) -> str:
 
 
 def _cell(cell: Cell, align: str, numeric: bool) -> str:
-    text = DASH if cell.text is None else html.escape(cell.text)
+    text = DASH if cell.text is None else html.escape(prose.strip(cell.text).replace(MISSING, DASH))
     if cell.text is not None and cell.codes:
         text = _code_spans(text, cell.codes)
     if cell.text is not None and cell.style == "code":

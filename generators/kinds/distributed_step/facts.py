@@ -11,6 +11,7 @@ DDP job):
 ``overlap``, ``overlap_share``    communication time with computation running too, and its
                                   share of ``comm``
 ``step_time``                     mean wall time of the step range's windows (host clock)
+``steps``                         the number of the step range's windows of the rank
 ``wait``, ``wait_share``          summed wait in lined-up collectives, and its share of
                                   those collectives' kernel time; ``max_wait`` the longest
 ``last_arrivals``                 collectives at which the rank started last
@@ -85,6 +86,7 @@ def facts(result) -> dict[str, Quantity]:
         out["straggler.steps_slowest"] = Quantity(sum(r == s.rank for r in s.per_step), "count")
     for e in view.ranks:
         per_rank = _rank(e, waits[e.rank])
+        per_rank["steps"] = Quantity(len(e.steps_ns), "count")
         for name in result.config.ranges:
             r = e.range(name)
             if r is not None:

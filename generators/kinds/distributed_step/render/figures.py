@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from generators.pieces import Figure, fragment
 from generators.quantity import Quantity
-from generators.render import figures
+from generators.render import figures, prose
 from generators.render.i18n import N_, Translator
 from generators.render.units import header, show
 
@@ -99,13 +99,15 @@ def wait_series(result, tr: Translator, options: dict) -> object:
         if result.series:
             ax.legend(loc="upper right", fontsize=8)
         svg = figures.to_svg(fig)
-    caption = tr.gettext(
-        N_(
-            "Each point is one rank in one collective: how long its kernel ran before the last rank's kernel "
-            "of the same collective started."
+    caption = prose.method_block(
+        tr.gettext(
+            N_(
+                "Each point is one rank in one collective: how long its kernel ran before the last rank's kernel "
+                "of the same collective started."
+            )
         )
     )
-    alt = tr.gettext(N_("Each rank's wait in every collective, in time order"))
+    alt = prose.method_block(tr.gettext(N_("Each rank's wait in every collective, in time order")))
     data = (
         ("rank", "position", "wait_ns"),
         *((s.rank, p, w) for s in result.series for p, w in zip(s.position, s.wait_ns)),

@@ -7,8 +7,8 @@ fact (``facts.py``); the view's per-step slowest and fastest ranks are read, not
 
 from __future__ import annotations
 
-from generators.pieces import Cell, fragment
-from generators.render import tables
+from generators.pieces import MISSING, Cell, fragment
+from generators.render import prose, tables
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder
 from generators.render.units import show
@@ -17,9 +17,9 @@ DASH = "—"
 
 
 def fact(result, key: str, tr: Translator, unit: str | None = None) -> str:
-    """A fact with its unit, for a sentence; a dash when the data cannot give it."""
+    """A fact with its unit, for a sentence; the missing-value mark (pieces.MISSING) when the data cannot give it."""
     q = result.facts.get(key)
-    return DASH if q is None else show(q, tr, unit)
+    return MISSING if q is None else show(q, tr, unit)
 
 
 def rank_cell(rank: int, tr: Translator) -> Cell:
@@ -40,38 +40,56 @@ def collective_text(key: str, index: int, tr: Translator) -> str:
 
 
 def overview(result, tr: Translator, options: dict) -> object:
+    """The run in a few sentences; each that ranks or compares carries its condition
+    (``prose.stated``: left out when it does not hold, or when the data cannot give its facts)."""
     f = lambda key, unit=None: fact(result, key, tr, unit)  # noqa: E731
     step = tables.code(result.config.step_range)
+    ranks = [e.rank for e in result.view.ranks]
+    of_ranks = lambda name: ", ".join(f"rank.{r}.{name}" for r in ranks)  # noqa: E731
+    fastest = int(result.facts["fastest.rank"].value) if "fastest.rank" in result.facts else None
     items = [
-        tr.gettext(
-            N_("{ranks} ranks on {gpu}; {steps} traced windows of the step range {step} per rank."),
-            ranks=f("ranks"),
-            gpu=tables.text(result.gpu.name),
-            steps=f("steps"),
-            step=step,
-        ),
-        tr.gettext(
-            N_(
-                "Straggler: rank {rank}. Its {step} windows take {time} on average, {excess} ({share}) longer "
-                "than those of rank {fastest}, the fastest."
+        prose.stated(
+            tr.gettext(
+                N_("{ranks} ranks on {gpu}; {steps} traced windows of the step range {step} per rank."),
+                ranks=f("ranks"),
+                gpu=tables.text(result.gpu.name),
+                steps=f("steps"),
+                step=step,
             ),
-            rank=f("straggler.rank"),
-            step=step,
-            time=f("straggler.step_time", "ms"),
-            excess=f("straggler.excess", "ms"),
-            share=f("straggler.excess_share"),
-            fastest=f("fastest.rank"),
+            result.facts,
+            f"steps == min({of_ranks('steps')}) == max({of_ranks('steps')})",
+            "quantifier",
         ),
-    ]
-    if "straggler.steps_slowest" in result.facts:
-        items.append(
+        prose.stated(
+            tr.gettext(
+                N_(
+                    "Straggler: rank {rank}. Its {step} windows take {time} on average, {excess} ({share}) longer "
+                    "than those of rank {fastest}, the fastest."
+                ),
+                rank=f("straggler.rank"),
+                step=step,
+                time=f("straggler.step_time", "ms"),
+                excess=f("straggler.excess", "ms"),
+                share=f("straggler.excess_share"),
+                fastest=f("fastest.rank"),
+            ),
+            result.facts,
+            f"straggler.step_time == max({of_ranks('step_time')}) and rank.{fastest}.step_time == "
+            f"min({of_ranks('step_time')}) and straggler.excess > 0",
+            "comparison ranking",
+        ),
+        prose.stated(
             tr.gettext(
                 N_("Rank {rank} is the slowest in {n} of the {steps} steps."),
                 rank=f("straggler.rank"),
                 n=f("straggler.steps_slowest"),
                 steps=f("steps"),
-            )
-        )
+            ),
+            result.facts,
+            "0 < straggler.steps_slowest <= steps",
+            "ranking",
+        ),
+    ]
     if "capture.slow_rank" in result.facts:
         items.append(
             tr.gettext(
@@ -81,15 +99,20 @@ def overview(result, tr: Translator, options: dict) -> object:
             )
         )
     items.append(
-        tr.gettext(
-            N_("Collectives lined up across the ranks: {count}; rank {rank} started last in {last} of them."),
-            count=f("collectives"),
-            rank=f("straggler.rank"),
-            last=f("straggler.last_arrivals"),
+        prose.stated(
+            tr.gettext(
+                N_("Collectives lined up across the ranks: {count}; rank {rank} started last in {last} of them."),
+                count=f("collectives"),
+                rank=f("straggler.rank"),
+                last=f("straggler.last_arrivals"),
+            ),
+            result.facts,
+            "0 < straggler.last_arrivals <= collectives",
+            "ranking",
         )
     )
-    if "others.wait" in result.facts:
-        items.append(
+    items.append(
+        prose.stated(
             tr.gettext(
                 N_(
                     "The other ranks waited {wait} in collectives for the last rank to arrive ({per_step} per "
@@ -98,19 +121,28 @@ def overview(result, tr: Translator, options: dict) -> object:
                 wait=f("others.wait", "ms"),
                 per_step=f("others.wait_per_step", "ms"),
                 share=f("others.wait_share"),
-            )
+            ),
+            result.facts,
+            "straggler.wait < others.wait",
+            "ranking",
         )
+    )
     if result.waits:
         w = result.waits[0]
         items.append(
-            tr.gettext(
-                N_("Longest single wait: {wait}, rank {rank} in {collective}."),
-                wait=f("wait.max", "ms"),
-                rank=f("wait.max.rank"),
-                collective=collective_text(w.key, w.index, tr),
+            prose.stated(
+                tr.gettext(
+                    N_("Longest single wait: {wait}, rank {rank} in {collective}."),
+                    wait=f("wait.max", "ms"),
+                    rank=f("wait.max.rank"),
+                    collective=collective_text(w.key, w.index, tr),
+                ),
+                result.facts,
+                f"wait.max == max({of_ranks('max_wait')})",
+                "ranking",
             )
         )
-    return fragment("\n".join(f"- {item}" for item in items) + "\n")
+    return fragment("\n".join(f"- {item}" for item in items if item) + "\n")
 
 
 def ranks(result, tr: Translator, options: dict) -> object:
@@ -148,7 +180,7 @@ def ranks(result, tr: Translator, options: dict) -> object:
         ),
         step=tables.code(result.config.step_range),
     )
-    return fragment(t.build(), note + "\n")
+    return fragment(t.build(), prose.method_block(note) + "\n")  # what the columns mean
 
 
 def steps(result, tr: Translator, options: dict) -> object:
@@ -219,7 +251,7 @@ def waits(result, tr: Translator, options: dict) -> object:
             w.dur_ns,
             rank_cell(w.last_rank, tr),
         )
-    out = [per_key.build(), tr.gettext(N_("The longest single waits:")) + "\n", top.build()]
+    out = [per_key.build(), prose.method_block(tr.gettext(N_("The longest single waits:"))) + "\n", top.build()]
     for u in c.unmatched:
         counts = tr.list(
             tr.gettext(N_("rank {rank}: {n}"), rank=tr.integer(r), n=tr.integer(k)) for r, k in u.counts.items()

@@ -24,7 +24,7 @@ from generators.analysis.roofline import roof_line
 from generators.kinds.kernel_profile.analysis import HISTOGRAM_METRICS
 from generators.kinds.kernel_profile.render import labels as L
 from generators.kinds.kernel_profile.render.tables import fact
-from generators.pieces import Figure, fragment
+from generators.pieces import MISSING, Figure, fragment
 from generators.quantity import Quantity
 from generators.render import figures
 from generators.render.i18n import N_, Translator
@@ -49,7 +49,7 @@ ROOF_GREY = "#444444"
 
 def _caption(column: str, spread, label: str, kind: str, tr: Translator) -> str:
     def show_value(x) -> str:
-        return L.DASH if L.missing(x) else show(Quantity(x, DIMENSION[kind]), tr, kind)
+        return MISSING if L.missing(x) else show(Quantity(x, DIMENSION[kind]), tr, kind)
 
     text = tr.gettext(
         N_(

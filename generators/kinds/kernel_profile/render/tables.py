@@ -9,16 +9,16 @@ from __future__ import annotations
 
 from generators.errors import UserError
 from generators.kinds.kernel_profile.render import labels as L
-from generators.pieces import fragment, key_of
+from generators.pieces import MISSING, fragment, key_of
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder
 from generators.render.units import show
 
 
 def fact(result, key: str, tr: Translator, unit: str | None = None) -> str:
-    """A fact with its unit, for a sentence; a dash when the data cannot give it."""
+    """A fact with its unit, for a sentence; the missing-value mark (pieces.MISSING) when the data cannot give it."""
     q = result.facts.get(key)
-    return L.DASH if q is None else show(q, tr, unit)
+    return MISSING if q is None else show(q, tr, unit)
 
 
 class F(str):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from generators.errors import UserError
 from generators.kinds.roofline.render import labels as L
-from generators.pieces import Cell, fragment, key_of
+from generators.pieces import MISSING, Cell, fragment, key_of
 from generators.render.hardware import cite
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder, text
@@ -18,7 +18,7 @@ from generators.render.units import show
 
 def fact(result, key: str, tr: Translator, unit: str | None = None) -> str:
     q = result.facts.get(key)
-    return L.DASH if q is None else show(q, tr, unit)
+    return MISSING if q is None else show(q, tr, unit)
 
 
 def model_of(result, options: dict) -> str:

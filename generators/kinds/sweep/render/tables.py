@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from generators import vocab
 from generators.kinds.sweep.render import labels as L
-from generators.pieces import fragment, key_of
+from generators.pieces import MISSING, fragment, key_of
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder, code
 from generators.render.tables import text as md
@@ -20,7 +20,7 @@ def fact(result, name: str, tr: Translator, unit: str | None = None) -> str:
     from generators.render.units import show
 
     q = result.facts.get(name)
-    return L.DASH if q is None else show(q, tr, unit)
+    return MISSING if q is None else show(q, tr, unit)
 
 
 def _identity(t: TableBuilder, with_pass: bool = True) -> None:
