@@ -366,3 +366,32 @@ def test_an_unreadable_thread_file_is_named_and_other_pages_stay_writable(api):
     status, _ = call(base, "POST", "/api/threads", {"page": "hardware", "lang": "en", "body": "ok", "author": "a"})
     assert status == 201
     assert call(base, "POST", f"/api/threads/{created['id']}/comments", {"body": "still", "author": "a"})[0] == 201
+
+
+def _review(*args: str) -> tuple[int, str]:
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    r = subprocess.run(
+        [sys.executable, "-m", "generators", "review", *args], cwd=root, capture_output=True, text=True, timeout=120
+    )
+    return r.returncode, r.stderr
+
+
+def test_binding_beyond_this_machine_needs_tokens_and_a_bad_tokens_file_is_one_line(tmp_path):
+    code, err = _review("--bind", "0.0.0.0", "--port", "1")
+    assert (
+        code == 2
+        and err == "error: --bind 0.0.0.0: binding beyond this machine needs --tokens FILE (README: Reviews)\n"
+    )
+    tokens = tmp_path / "reviewers.txt"
+    for text, problem in (
+        ("short Alice\n", "line 1: a token is 16 or more of A-Z a-z 0-9 - _"),
+        ("a" * 20 + " profsite-check\n", "line 1: name: 'profsite-check' is the automated reviewer's name"),
+        ("# nobody\n", "no reviewers (one a line: TOKEN NAME)"),
+        ("a" * 20 + " Al\u202eice\n", "line 1: name: character U+202E"),
+    ):
+        tokens.write_text(text, encoding="utf-8")
+        code, err = _review("--bind", "0.0.0.0", "--port", "1", "--tokens", str(tokens))
+        assert code == 2 and err.startswith(f"error: {tokens}: {problem}") and err.count("\n") == 1, err

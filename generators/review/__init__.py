@@ -10,7 +10,10 @@ and by an automated reviewer (README: "Reviews").
   panel, the dashboard page;
 * ``findings``, ``checks``, ``kernel_checks``, ``reviewer`` - the automated reviewer;
 * ``build`` - its part in a site build (called from ``generators/site/review_hooks.py``);
-* ``api``, ``server`` - the review server's JSON API, mounted in ``mkdocs serve``.
+* ``access``, ``api``, ``server`` - who may talk to the review server (Host, Origin, CSRF
+  token, reviewer tokens), its JSON API, and the server itself (waitress serving, mkdocs
+  rebuilding on change);
+* ``giscus`` - a published site's Giscus discussions imported as thread files.
 
 This package's ``__init__`` imports nothing: ``generators.settings`` imports ``options``.
 """
