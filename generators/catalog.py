@@ -6,6 +6,7 @@
       hardware/<gpu>.yml                 hardware reference, one GPU per file
       models/<model>.yml                 model architectures (analytical reports)
       rules/kernels.yml                  kernel naming rules
+      parts/parts.yml                    model parts (what launched a kernel -> part of the model)
       reports/<report>/report.yml        a report's configuration (reports that have pages)
       reports/<report>/v<N>/             one captured version: the raw exports + meta.json,
                                          peaks.json (measured peaks), results.json
@@ -30,6 +31,7 @@ from generators.errors import UserError
 DISPLAY_ROOT = "data"
 HARDWARE, MODELS, REPORTS = "hardware", "models", "reports"
 RULES = "rules/kernels.yml"
+PARTS = "parts/parts.yml"  # model parts: module, function, range and operator names -> part
 CONFIG = "report.yml"
 #: Files of a captured version, as the capture tooling names them.
 META, PEAKS, NCU_RUN, TIMING = "meta.json", "peaks.json", "ncu_run.json", "timing.json"
@@ -166,6 +168,10 @@ class Catalog:
     @cached_property
     def rules_path(self) -> Path:
         return self.root / RULES
+
+    @cached_property
+    def parts_path(self) -> Path:
+        return self.root / PARTS
 
     # -- paths as pages show them -------------------------------------------------------------
     def display(self, path: Path) -> str:

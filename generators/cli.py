@@ -30,6 +30,7 @@ COMMANDS = {
     "sweep": "generators.commands.sweep",
     "diff": "generators.commands.diff",
     "new-version": "generators.commands.new_version",
+    "parts": "generators.commands.parts",
 }
 
 

@@ -203,13 +203,26 @@ def cmd_decode(args, settings, device, *, graph: bool = False) -> Path:
             run = lambda n, model=model, tokens=tokens: decode.generate(model, tokens, n)
         measure(lambda: run(traced), device, reps=0, warmup=settings["warmup"])  # warm before tracing  # noqa: B023
         plain.append(folder / f"trace_{variant}.json")
-        trace(lambda: run(traced), device, plain[-1], record_shapes=True)  # noqa: B023
+        kw = {"steps": True} if graph else {}
+        trace(lambda: run(traced, **kw), device, plain[-1], record_shapes=True, stacks=True)  # noqa: B023
         checks.setdefault(variant, {})["trace_kernels"] = kernel_summary(plain[-1])
         files[plain[-1].name + ".xz"] = (
-            f"Kineto trace (PyTorch profiler, {'CPU+CUDA' if device.type == 'cuda' else 'CPU'}, shapes): prefill + "
-            f"{traced - 1} decode steps, {variant} attention"
-            + (", each decode step one CUDA-graph replay" if graph else "")
+            f"Kineto trace (PyTorch profiler, {'CPU+CUDA' if device.type == 'cuda' else 'CPU'}, shapes, modules and "
+            f"Python stacks): prefill + {traced - 1} decode steps, {variant} attention"
+            + (", each decode step one CUDA-graph replay in a decode_step range" if graph else "")
         )
+        if graph:  # the graph's own code (forward_static) run eagerly: the operators of every replayed kernel
+            eager = decode_graph.GraphDecoder(model, tokens, new, graph=False)
+            measure(lambda: eager.generate(traced), device, reps=0, warmup=settings["warmup"])  # noqa: B023
+            plain.append(folder / f"trace_{variant}_eager.json")
+            trace(lambda: eager.generate(traced, steps=True), device, plain[-1], record_shapes=True, stacks=True)  # noqa: B023
+            checks[variant]["eager_trace_kernels"] = kernel_summary(plain[-1])
+            files[plain[-1].name + ".xz"] = (
+                f"Kineto trace (shapes, modules and Python stacks) of the same decode with the graph's step "
+                f"(forward_static) run eagerly, no graph: prefill + {traced - 1} decode steps, each in a "
+                f"decode_step range, {variant} attention (what each replayed kernel is matched to)"
+            )
+            del eager
         del model
     compress(plain)
     write_json(folder / "timing.json", timing)

@@ -22,6 +22,7 @@ On the CPU (smoke mode) there are no CUDA graphs: the same static step runs eage
 from __future__ import annotations
 
 import torch
+from torch.profiler import record_function
 
 from generators.capture.common import labelled, sync
 from generators.capture.model import StaticKV, TransformerLM
@@ -44,11 +45,12 @@ class GraphDecoder:
 
     @torch.inference_mode()
     def _step(self) -> None:
-        logits = self.model.forward_static(self.token, self.cache)
-        nxt = logits[:, -1].argmax(-1, keepdim=True)
-        self.token.copy_(nxt)
-        self.out.index_copy_(1, (self.cache.pos - (self.prompt_len - 1)).view(1), nxt)
-        self.cache.pos.add_(1)
+        logits = self.model(self.token, self.cache, static=True)
+        with record_function("sampling"):
+            nxt = logits[:, -1].argmax(-1, keepdim=True)
+            self.token.copy_(nxt)
+            self.out.index_copy_(1, (self.cache.pos - (self.prompt_len - 1)).view(1), nxt)
+            self.cache.pos.add_(1)
 
     @torch.inference_mode()
     def _prefill(self) -> None:
@@ -73,8 +75,12 @@ class GraphDecoder:
             self._step()
         sync(self.prompt.device)
 
-    def generate(self, new_tokens: int | None = None, *, ranges: bool = True, nvtx: bool = False) -> torch.Tensor:
-        """Prefill + ``new_tokens - 1`` decode steps; the generated tokens (B x new_tokens)."""
+    def generate(
+        self, new_tokens: int | None = None, *, ranges: bool = True, nvtx: bool = False, steps: bool = False
+    ) -> torch.Tensor:
+        """Prefill + ``new_tokens - 1`` decode steps; the generated tokens (B x new_tokens).
+        ``steps``: each decode step in a ``decode_step`` range too (traces: where a step
+        begins and ends, for the step timeline and for matching a replay to the eager step)."""
         n = self.new_tokens if new_tokens is None else new_tokens
         step = self.graph.replay if self.graph is not None else self._step
         if ranges:
@@ -82,7 +88,11 @@ class GraphDecoder:
                 self._prefill()
             with labelled("decode", nvtx):
                 for _ in range(n - 1):
-                    step()
+                    if steps:
+                        with record_function("decode_step"):
+                            step()
+                    else:
+                        step()
         else:
             self._prefill()
             for _ in range(n - 1):

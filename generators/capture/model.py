@@ -13,6 +13,13 @@ is written with ``index_copy_`` at that position, RoPE rows are picked with
 ``index_select``, and attention runs over the whole preallocated cache with a mask
 ``positions <= pos`` (attention over masked slots is wasted work: ``max_len`` keys per step
 instead of ``pos + 1``).
+
+Model parts in traces: every module is called through ``__call__`` (also on the static
+path: ``Block`` and ``Attention`` take ``valid`` and then run their static step), so a trace
+recorded with ``with_stack=True`` names the module of every operator (``nn.Module:
+Attention_0``); the work that is no module of its own runs in a ``record_function`` range
+named after its part (``rope``, ``kv_cache_write``, ``attention``; the step's argmax and
+position update in ``sampling``, see ``decode_graph``). Ranges add no kernels.
 """
 
 from __future__ import annotations
@@ -114,7 +121,9 @@ class Attention(nn.Module):
         self.qkv = nn.Linear(cfg.d_model, 3 * cfg.d_model, bias=False)
         self.out = nn.Linear(cfg.d_model, cfg.d_model, bias=False)
 
-    def forward(self, x, cos, sin, layer: int, cache: KVCache | None):
+    def forward(self, x, cos, sin, layer: int, cache: KVCache | None, valid: torch.Tensor | None = None):
+        if valid is not None:
+            return self.forward_static(x, cos, sin, layer, cache, valid)
         b, t, d = x.shape
         q, k, v = self.qkv(x).view(b, t, 3, self.n_heads, self.head_dim).permute(2, 0, 3, 1, 4)
         start = cache.length if cache is not None else 0
@@ -145,22 +154,26 @@ class Attention(nn.Module):
         b, t, d = x.shape
         q, k, v = self.qkv(x).view(b, t, 3, self.n_heads, self.head_dim).permute(2, 0, 3, 1, 4)
         pos = cache.pos.view(1)
-        c, s_ = cos.index_select(0, pos), sin.index_select(0, pos)
-        q, k = apply_rope(q, c, s_), apply_rope(k, c, s_)
-        cache.k[layer].index_copy_(2, pos, k)
-        cache.v[layer].index_copy_(2, pos, v)
+        with record_function("rope"):
+            c, s_ = cos.index_select(0, pos), sin.index_select(0, pos)
+            q, k = apply_rope(q, c, s_), apply_rope(k, c, s_)
+        with record_function("kv_cache_write"):
+            cache.k[layer].index_copy_(2, pos, k)
+            cache.v[layer].index_copy_(2, pos, v)
         k, v = cache.k[layer], cache.v[layer]
-        if self.fused:
-            o = F.scaled_dot_product_attention(q, k, v, attn_mask=valid)
-        else:
-            with record_function("scores"):
-                s = (q @ k.transpose(-2, -1)) / math.sqrt(self.head_dim)
-                s = s.masked_fill(~valid, float("-inf"))
-            with record_function("softmax"):
-                p = torch.softmax(s, dim=-1)
-            with record_function("matmul"):
-                o = p @ v
-        return self.out(o.transpose(1, 2).reshape(b, t, d))
+        with record_function("attention"):
+            if self.fused:
+                o = F.scaled_dot_product_attention(q, k, v, attn_mask=valid)
+            else:
+                with record_function("scores"):
+                    s = (q @ k.transpose(-2, -1)) / math.sqrt(self.head_dim)
+                    s = s.masked_fill(~valid, float("-inf"))
+                with record_function("softmax"):
+                    p = torch.softmax(s, dim=-1)
+                with record_function("matmul"):
+                    o = p @ v
+            o = o.transpose(1, 2).reshape(b, t, d)
+        return self.out(o)
 
 
 class SwiGLU(nn.Module):
@@ -182,12 +195,8 @@ class Block(nn.Module):
         self.norm2 = RMSNorm(cfg.d_model)
         self.ffn = SwiGLU(cfg)
 
-    def forward(self, x, cos, sin, layer, cache):
-        x = x + self.attn(self.norm1(x), cos, sin, layer, cache)
-        return x + self.ffn(self.norm2(x))
-
-    def forward_static(self, x, cos, sin, layer, cache, valid):
-        x = x + self.attn.forward_static(self.norm1(x), cos, sin, layer, cache, valid)
+    def forward(self, x, cos, sin, layer, cache, valid=None):
+        x = x + self.attn(self.norm1(x), cos, sin, layer, cache, valid)
         return x + self.ffn(self.norm2(x))
 
 
@@ -203,7 +212,9 @@ class TransformerLM(nn.Module):
         self.register_buffer("cos", cos, persistent=False)
         self.register_buffer("sin", sin, persistent=False)
 
-    def forward(self, tokens: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
+    def forward(self, tokens: torch.Tensor, cache: KVCache | None = None, static: bool = False) -> torch.Tensor:
+        if static:  # model(token, cache, static=True): the static step through __call__
+            return self.forward_static(tokens, cache)
         x = self.embed(tokens)
         for i, block in enumerate(self.blocks):
             x = block(x, self.cos, self.sin, i, cache)
@@ -216,5 +227,5 @@ class TransformerLM(nn.Module):
         x = self.embed(token)
         valid = (cache.positions <= cache.pos).view(1, 1, 1, -1)  # broadcast over batch, heads, query
         for i, block in enumerate(self.blocks):
-            x = block.forward_static(x, self.cos, self.sin, i, cache, valid)
+            x = block(x, self.cos, self.sin, i, cache, valid)
         return self.lm_head(self.norm(x))

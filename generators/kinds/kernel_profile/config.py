@@ -55,6 +55,9 @@ class Variant(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     metrics: str | None = None
     attention_ranges: list[str] = []
     timing: str | None = None
+    # the same step code traced eagerly (a CUDA-graph capture's): its replays' parts; optional
+    # per version (a version without the file records no parts for the replays)
+    eager_timeline: str | None = None
 
 
 class Classification(msgspec.Struct, forbid_unknown_fields=True, frozen=True):

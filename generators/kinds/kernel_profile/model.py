@@ -22,10 +22,21 @@ from generators.catalog import Catalog, ReportRef
 from generators.errors import UserError, about
 from generators.kinds import report as report_model
 from generators.kinds.kernel_profile import analysis
+from generators.kinds.kernel_profile import parts as kp_parts
 from generators.kinds.kernel_profile import timing as timing_runs
 from generators.kinds.kernel_profile.config import Config
 from generators.quantity import Quantity
-from generators.readers import capture_meta, detect, hardware, kernel_rules, kineto_ops, ncu_csv, peaks
+from generators.readers import (
+    capture_meta,
+    detect,
+    hardware,
+    kernel_rules,
+    kineto_ops,
+    kineto_python,
+    ncu_csv,
+    parts_rules,
+    peaks,
+)
 from generators.readers.timeline import KINETO
 
 
@@ -44,6 +55,8 @@ class KernelProfile:
     files: dict[str, dict[str, str]]  # variant -> field -> file name
     paths: dict[str, str]  # what the methodology names: version folder, hardware file, peaks file
     facts: dict[str, Quantity] = field(default_factory=dict)  # facts.py, computed once
+    parts: dict[str, object] = field(default_factory=dict)  # variant -> parts.VariantParts
+    part_labels: dict[str, object] = field(default_factory=dict)  # part id -> Localized (parts.yml)
 
     @property
     def report(self) -> str:
@@ -63,7 +76,8 @@ class KernelProfile:
 
 
 def _files(cat: Catalog, ref: ReportRef, config: Config) -> dict[str, dict[str, object]]:
-    """variant -> {"timeline": path, "metrics": path (if any)}, each checked to exist."""
+    """variant -> {"timeline": path, "metrics": path (if any), "eager": path (if the version
+    has the variant's eager_timeline)}, each checked to exist (eager: optional)."""
     out = {}
     for name, variant in config.variants.items():
         paths = {"timeline": cat.file(ref, variant.timeline)}
@@ -72,6 +86,8 @@ def _files(cat: Catalog, ref: ReportRef, config: Config) -> dict[str, dict[str, 
         for key, p in paths.items():
             if not p.is_file():
                 raise UserError(cat.config_path(ref.report), f"variants.{name}.{key}: {p} not found in {ref}")
+        if variant.eager_timeline and cat.file(ref, variant.eager_timeline).is_file():
+            paths["eager"] = cat.file(ref, variant.eager_timeline)
         out[name] = paths
     return out
 
@@ -88,7 +104,7 @@ def _peaks(cat: Catalog, ref: ReportRef, config: Config) -> ReportRef | None:
 
 def inputs(cat: Catalog, options: dict[str, str]) -> list:
     ref, config = report_model.ref_and_config(cat, options, Config)
-    paths = [cat.config_path(ref.report), cat.rules_path, cat.hardware_path(config.hardware)]
+    paths = [cat.config_path(ref.report), cat.rules_path, cat.parts_path, cat.hardware_path(config.hardware)]
     for variant in _files(cat, ref, config).values():
         paths += list(variant.values())
     extra = [cat.file(ref, f) for f in (layout.META, layout.NCU_RUN, layout.TIMING)]
@@ -104,6 +120,7 @@ class TimelineFile:
 
     timeline: object  # readers.timeline.Timeline
     ops: object | None  # readers.kineto_ops.OpShapes of a Kineto trace
+    python: object | None = None  # readers.kineto_python table of a Kineto trace (with_stack frames)
 
 
 @dataclass(frozen=True)
@@ -121,7 +138,9 @@ def read_file(path) -> TimelineFile | MetricsFile:
     whose trace is unchanged (or another report's copy of it) does not read it again."""
     if detect.detect_format(path) in detect.TIMELINE_READERS:
         timeline = detect.read_kernels(path)
-        return TimelineFile(timeline, kineto_ops.read(path) if timeline.format == KINETO else None)
+        if timeline.format != KINETO:
+            return TimelineFile(timeline, None)
+        return TimelineFile(timeline, kineto_ops.read(path), kineto_python.read(path))
     ncu = ncu_csv.read(path)
     with about(path):
         return MetricsFile(ncu, launch_table(ncu))
@@ -155,9 +174,16 @@ def compute(cat: Catalog, options: dict[str, str], partials: dict | None = None)
     steps = steps if isinstance(steps, int) and steps > 0 else None
     variants, names = {}, {}
     partials = partials if partials is not None else {}
+    part_rules = parts_rules.read(cat.parts_path, cat.languages)
+    variant_parts = {}
     for variant, paths in _files(cat, ref, config).items():
         read = {k: partials[p] if p in partials else read_file(p) for k, p in paths.items()}
         timeline, ops = read["timeline"].timeline, read["timeline"].ops
+        if ops is not None:
+            with about(paths["timeline"]):
+                variant_parts[variant] = kp_parts.variant_parts(
+                    read["timeline"], read.get("eager"), part_rules, config.range
+                )
         ncu = launches = None
         if "metrics" in read:
             ncu, launches = read["metrics"].ncu, read["metrics"].launches
@@ -185,6 +211,13 @@ def compute(cat: Catalog, options: dict[str, str], partials: dict | None = None)
         variants=variants,
         files=names,
         paths=hw_peaks,
+        parts=variant_parts,
+        part_labels=dict(part_rules.labels),
     )
     result.facts.update(facts(result))
+    order = list(part_rules.labels)
+    for name, vp in variant_parts.items():
+        result.facts.update(kp_parts.facts(name, vp, order))
+        if name == config.primary:
+            result.facts.update({"primary" + k[len(name) :]: q for k, q in kp_parts.facts(name, vp, order).items()})
     return result

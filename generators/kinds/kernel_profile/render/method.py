@@ -122,6 +122,8 @@ def _profilers(result, tr: Translator) -> str:
         text = tr.gettext(N_("{variant}: timeline {timeline}"), variant=label, timeline=L.code(files["timeline"]))
         if "metrics" in files:
             text += tr.gettext(N_(", Nsight Compute metrics {metrics}"), metrics=L.code(files["metrics"]))
+        if "eager" in files:
+            text += tr.gettext(N_(", the graph's step code traced eagerly {eager}"), eager=L.code(files["eager"]))
         items.append(f"- {text}")
     version = result.meta.software.get("ncu") if result.meta else None
     shown = L.code(version) if version else L.DASH  # ncu's own version line, as recorded

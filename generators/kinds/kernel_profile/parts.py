@@ -1,0 +1,150 @@
+"""Kernel time by model part for a kernel-profile report (``analysis.parts``), per variant, with
+one step's kernels and host launch calls for the step timeline.
+
+A variant's parts come from its trace: modules and Python stacks, ``record_function``
+ranges or operator rules; for a trace whose steps are CUDA-graph replays, from the
+variant's ``eager_timeline`` (report.yml: the same step code traced eagerly) when the version
+has that file. A variant is *recorded* when any of its range's kernel time has a part; a
+replay without an eager trace records none ("not recorded in this version").
+
+Facts (per variant, prefixed with its name, and ``primary.``):
+
+==================================  ===========================================================
+``parts.recorded``                  1 when the version records parts, else 0
+``parts.method.<m>``                1 for the trace's method (modules, ranges, rules, eager)
+``parts.<part>.share``              share of the range's kernel time in the part
+``parts.<part>.per_step``           its kernel time per step; ``.launches`` its launches
+``parts.<part>.rank``               1 for the part with the most time, 2 next, ...
+``parts.unattributed_share``        share of the range's kernel time with no part
+``parts.count``                     parts with kernel time
+``timeline.step``                   the step the timeline shows (0-based), ``.kernels`` its
+                                    kernels, ``.gap_share`` the share of the step's GPU span
+                                    (first kernel start to last kernel end) with no kernel
+                                    running, ``.launch_calls`` its host launch calls
+==================================  ===========================================================
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from generators.analysis import parts as ap
+from generators.quantity import Quantity
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step for the timeline: its kernels and the host calls that launched them, times
+    relative to the step's first launch call (ns)."""
+
+    index: int
+    kernels: pd.DataFrame  # start_ns, dur_ns, part (None: unattributed), name
+    calls: pd.DataFrame  # start_ns, end_ns, name of the launching API calls
+    gap_share: float
+
+
+@dataclass(frozen=True)
+class VariantParts:
+    trace: ap.TraceParts
+    recorded: bool
+    step: Step | None  # the variant's own trace
+    eager_step: Step | None  # the eager trace of the same code (graph variants)
+    launched_by: dict  # kernel name -> analysis.parts.launched_by rows
+
+
+def pick_step(kernels: pd.DataFrame) -> int | None:
+    """The middle step of the range (deterministic; the first and last can carry warm-up
+    or the range's edges)."""
+    steps = sorted(set(kernels.loc[kernels["step"] >= 0, "step"].tolist()))
+    return steps[len(steps) // 2] if steps else None
+
+
+def step_table(kernels: pd.DataFrame, index: int | None, call_names: dict[int, str]) -> Step | None:
+    if index is None:
+        return None
+    k = kernels[kernels["step"] == index].sort_values("start_ns", kind="stable")
+    if not len(k):
+        return None
+    calls = k.dropna(subset=["launch_start_ns"]).drop_duplicates("correlation")
+    origin = int(min(calls["launch_start_ns"].min(), k["start_ns"].min())) if len(calls) else int(k["start_ns"].min())
+    span = int((k["start_ns"] + k["dur_ns"]).max() - k["start_ns"].min())
+    busy = _busy(k["start_ns"].to_numpy(np.int64), (k["start_ns"] + k["dur_ns"]).to_numpy(np.int64))
+    kt = pd.DataFrame(
+        {
+            "start_ns": (k["start_ns"] - origin).to_numpy(np.int64),
+            "dur_ns": k["dur_ns"].to_numpy(np.int64),
+            "part": k["part"].to_numpy(object),
+            "name": k["name"].astype(str).to_numpy(),
+        }
+    )
+    ct = pd.DataFrame(
+        {
+            "start_ns": (calls["launch_start_ns"].astype("int64") - origin).to_numpy(np.int64),
+            "end_ns": (calls["launch_end_ns"].astype("int64") - origin).to_numpy(np.int64),
+            "name": [call_names.get(int(c), "") for c in calls["correlation"]],
+        }
+    )
+    return Step(int(index), kt, ct, 1 - busy / span if span else 0.0)
+
+
+def _busy(starts: np.ndarray, ends: np.ndarray) -> int:
+    order = np.argsort(starts, kind="stable")
+    s, e = starts[order], np.maximum.accumulate(ends[order])
+    new = np.ones(len(s), dtype=bool)
+    new[1:] = s[1:] > e[:-1]
+    first = np.flatnonzero(new)
+    last = np.append(first[1:] - 1, len(s) - 1)
+    return int((e[last] - s[first]).sum())
+
+
+def _call_names(op_shapes) -> dict[int, str]:
+    calls = getattr(op_shapes, "launch_calls", None)
+    if calls is None or not len(calls):
+        return {}
+    return dict(zip(calls["correlation"].astype("int64"), calls["name"].astype(str)))
+
+
+def variant_parts(timeline_file, eager_file, rules, range_name: str) -> VariantParts:
+    """``timeline_file``/``eager_file``: model.TimelineFile (eager_file None without one)."""
+    eager = None
+    if eager_file is not None:
+        eager = (eager_file.timeline, eager_file.ops, eager_file.python)
+    trace = ap.compute(timeline_file.timeline, timeline_file.ops, timeline_file.python, rules, range_name, eager)
+    recorded = trace.total_ns > trace.unattributed_ns
+    step = step_table(trace.kernels, pick_step(trace.kernels), _call_names(timeline_file.ops))
+    eager_step = None
+    if eager is not None:
+        e_trace = ap.compute(*eager, rules, range_name)
+        eager_step = step_table(e_trace.kernels, step.index if step else None, _call_names(eager_file.ops))
+    return VariantParts(trace, recorded, step, eager_step, ap.launched_by(trace.kernels) if recorded else {})
+
+
+def facts(name: str, vp: VariantParts | None, order: list[str]) -> dict[str, Quantity]:
+    if vp is None:
+        return {}
+    p = f"{name}.parts"
+    t = vp.trace
+    out = {f"{p}.recorded": Quantity(1 if vp.recorded else 0, "count")}
+    if vp.recorded:
+        for m in ap.METHODS:
+            out[f"{p}.method.{m}"] = Quantity(1 if t.method == m else 0, "count")
+        ranked = t.table.sort_values(["kernel_ns", "part"], ascending=[False, True], kind="stable")
+        rank = {part: i + 1 for i, part in enumerate(ranked["part"])}
+        for r in t.table.itertuples():
+            out[f"{p}.{r.part}.share"] = Quantity(r.share, "fraction")
+            out[f"{p}.{r.part}.launches"] = Quantity(r.launches, "count")
+            out[f"{p}.{r.part}.rank"] = Quantity(rank[r.part], "count")
+            if t.steps:
+                out[f"{p}.{r.part}.per_step"] = Quantity(r.kernel_ns / t.steps, "ns")
+        out[f"{p}.unattributed_share"] = Quantity(t.unattributed_ns / t.total_ns if t.total_ns else 0.0, "fraction")
+        out[f"{p}.count"] = Quantity(len(t.table), "count")
+    for label, step in (("timeline", vp.step), ("timeline.eager", vp.eager_step)):
+        if step is not None:
+            out[f"{name}.{label}.step"] = Quantity(step.index, "count")
+            out[f"{name}.{label}.kernels"] = Quantity(len(step.kernels), "count")
+            out[f"{name}.{label}.gap_share"] = Quantity(step.gap_share, "fraction")
+            out[f"{name}.{label}.launch_calls"] = Quantity(len(step.calls), "count")
+    return out
