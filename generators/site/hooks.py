@@ -318,6 +318,7 @@ def on_post_build(config):
     incremental = _incremental()
     if incremental is not None:  # dirty serving: the search index of the pages kept too
         incremental.merge_search(Path(config.site_dir))
+        incremental.prune(Path(config.site_dir))  # and no page the build no longer has
     settings = importlib.import_module("generators.settings").Settings.from_mkdocs(config)
     importlib.import_module("generators.site.webfonts").publish(Path(config.site_dir), settings)
     if incremental is not None and incremental.commit():
