@@ -65,12 +65,13 @@ def hardware_id(ctx: DetectContext) -> str:
 
     cat = ctx.catalog
     if ctx.hardware:
-        if not cat.hardware_path(ctx.hardware).is_file():
-            raise UserError(cat.hardware_path(ctx.hardware), "hardware file not found (--hardware)")
+        cat.hardware_file(ctx.hardware, None, "--hardware")
         return ctx.hardware
     meta = capture_meta.read_meta(ctx.raw_dir / layout.META)
     name = meta.gpu.name if meta else None
     for gpu in hardware.read_all(cat.hardware_paths(), cat.root / layout.HARDWARE, cat.languages):
         if name in gpu.device_names:
             return gpu.id
-    raise UserError(ctx.raw_dir, f"GPU {name!r} matches no device_names of the hardware reference: use --hardware")
+    known = ", ".join(cat.hardware_ids()) or "none"
+    message = f"GPU {name!r} matches no device_names of the hardware reference: use --hardware ID, one of {known}"
+    raise UserError(ctx.raw_dir, message)

@@ -57,9 +57,12 @@ def detect_files(raw_dir: Path) -> dict[str, dict[str, str]]:
 
 
 def _attention(path: Path, range_name: str) -> list[str]:
-    ranges = formats.read_kernels(path).ranges["name"].astype(str)
+    table = formats.read_kernels(path).ranges
+    ranges = table["name"].astype(str)
     if not (ranges == range_name).any():
-        raise UserError(path, f"no range named {range_name!r} (choose one with --range)")
+        from generators.analysis import attribution
+
+        raise UserError(path, attribution.unknown_range(table, range_name) + " (choose one with --range)")
     present = set(ranges)
     return [r for r in ATTENTION_RANGES if r in present]
 

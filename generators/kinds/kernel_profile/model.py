@@ -88,9 +88,11 @@ def _peaks(cat: Catalog, ref: ReportRef, config: Config) -> ReportRef | None:
 
 def inputs(cat: Catalog, options: dict[str, str]) -> list:
     ref, config = report_model.ref_and_config(cat, options, Config)
-    paths = [cat.config_path(ref.report), cat.rules_path, cat.hardware_path(config.hardware)]
+    config_path = cat.config_path(ref.report)
+    paths = [config_path, cat.rules_path]
     for variant in _files(cat, ref, config).values():
         paths += list(variant.values())
+    paths.append(cat.hardware_file(config.hardware, config_path))
     extra = [cat.file(ref, f) for f in (layout.META, layout.NCU_RUN, layout.TIMING)]
     peaks_ref = _peaks(cat, ref, config)
     if peaks_ref is not None:
@@ -139,9 +141,7 @@ def compute(cat: Catalog, options: dict[str, str], partials: dict | None = None)
 
     ref, config = report_model.ref_and_config(cat, options, Config)
     config_path = cat.config_path(ref.report)
-    hw_path = cat.hardware_path(config.hardware)
-    if not hw_path.is_file():
-        raise UserError(config_path, f"hardware: {hw_path} not found")
+    hw_path = cat.hardware_file(config.hardware, config_path)
     gpu = hardware.read(hw_path, cat.languages)
     peaks_ref = _peaks(cat, ref, config)
     measured = None
