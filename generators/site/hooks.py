@@ -242,6 +242,7 @@ POLL_S = 0.1
 def on_serve(server, config, builder):
     """Under dirty serving, look for changes every :data:`POLL_S`: mkdocs' file watcher polls
     (watchdog's PollingObserver) and a rebuild now takes about a second, so the wait counted."""
+    importlib.import_module("generators.site.serve_errors").install(server)  # a failed rebuild: one line
     if _incremental() is None:
         return server
     importlib.import_module("generators.site.live").STATE["server"] = server  # for _rebuild_next
