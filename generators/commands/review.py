@@ -16,6 +16,7 @@ import os
 import sys
 from pathlib import Path
 
+from generators.cli import project_root
 from generators.errors import UserError
 
 HELP = "serve the site on 127.0.0.1 with live rebuilds and the review API (comment, reply, resolve)"
@@ -23,7 +24,7 @@ HELP = "serve the site on 127.0.0.1 with live rebuilds and the review API (comme
 
 def add_arguments(parser) -> None:
     parser.add_argument("--port", type=int, default=8001, help="port on 127.0.0.1 (default: 8001)")
-    parser.add_argument("--config-file", type=Path, default=Path("mkdocs.yml"))
+    parser.add_argument("--config-file", type=Path, default=project_root() / "mkdocs.yml")
 
 
 def run(args) -> int:
