@@ -30,8 +30,10 @@ build: $(STAMP)
 # Review: rebuilds on changes under docs/, data/, generators/, locales/ - only the pages whose
 # inputs changed (--dirty: generators/site/incremental.py; unchanged results come from .cache/).
 # No .pyc writes under generators/, which mkdocs would see as a change.
+# `make serve PORT=8010` for another port.
+PORT ?= 8000
 serve: $(STAMP)
-	PYTHONDONTWRITEBYTECODE=1 NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dirty
+	PYTHONDONTWRITEBYTECODE=1 NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dirty -a 127.0.0.1:$(PORT)
 
 # Review: `make serve` plus the review API on 127.0.0.1:$(REVIEW_PORT) - select text or click a table
 # row or figure, comment, reply, resolve; the threads are written to reviews/ (README: Reviews).
