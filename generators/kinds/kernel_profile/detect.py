@@ -68,8 +68,10 @@ def _attention(path: Path, range_name: str) -> list[str]:
 
 
 def _gpu_name(raw_dir: Path) -> str | None:
+    from generators.kinds.kind import trace_gpu_name
+
     meta = capture_meta.read_meta(raw_dir / layout.META)
-    return meta.gpu.name if meta else None
+    return meta.gpu.name if meta else trace_gpu_name(raw_dir)
 
 
 def _measured_peaks(ctx: DetectContext) -> str | None:

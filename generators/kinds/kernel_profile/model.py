@@ -24,6 +24,7 @@ from generators.kinds import report as report_model
 from generators.kinds.kernel_profile import analysis
 from generators.kinds.kernel_profile import timing as timing_runs
 from generators.kinds.kernel_profile.config import Config
+from generators.kinds.kernel_profile.trace_setup import TraceSetup, from_timeline
 from generators.quantity import Quantity
 from generators.readers import capture_meta, detect, hardware, kernel_rules, kineto_ops, ncu_csv, peaks
 from generators.readers.timeline import KINETO
@@ -44,6 +45,8 @@ class KernelProfile:
     files: dict[str, dict[str, str]]  # variant -> field -> file name
     paths: dict[str, str]  # what the methodology names: version folder, hardware file, peaks file
     facts: dict[str, Quantity] = field(default_factory=dict)  # facts.py, computed once
+    #: without meta.json: the setup the primary variant's trace records (GPU, CUDA, date, steps)
+    trace_setup: TraceSetup | None = None
 
     @property
     def report(self) -> str:
@@ -155,8 +158,18 @@ def compute(cat: Catalog, options: dict[str, str], partials: dict | None = None)
     steps = steps if isinstance(steps, int) and steps > 0 else None
     variants, names = {}, {}
     partials = partials if partials is not None else {}
-    for variant, paths in _files(cat, ref, config).items():
-        read = {k: partials[p] if p in partials else read_file(p) for k, p in paths.items()}
+    files = _files(cat, ref, config)
+    read_all = {
+        variant: {k: partials[p] if p in partials else read_file(p) for k, p in paths.items()}
+        for variant, paths in files.items()
+    }
+    from_trace = None
+    if meta is None:  # a capture made outside the project's tooling: what its trace records
+        primary = files[config.primary]["timeline"]
+        from_trace = from_timeline(read_all[config.primary]["timeline"].timeline, config.range, primary.name)
+        sm_count, steps = from_trace.sm_count, from_trace.steps
+    for variant, paths in files.items():
+        read = read_all[variant]
         timeline, ops = read["timeline"].timeline, read["timeline"].ops
         ncu = launches = None
         if "metrics" in read:
@@ -185,6 +198,7 @@ def compute(cat: Catalog, options: dict[str, str], partials: dict | None = None)
         variants=variants,
         files=names,
         paths=hw_peaks,
+        trace_setup=from_trace,
     )
     result.facts.update(facts(result))
     return result
