@@ -117,7 +117,7 @@ def run(args) -> int:
     for path in [target, *pages.values()]:
         if path.exists():
             raise UserError(path, "already exists; new-report never overwrites")
-    fields = kind.detect(DetectContext(raw_dir, cat, args.hardware, args.range))
+    fields = kind.detect(DetectContext(raw_dir, cat, args.hardware, args.range, settings))
     title = titles(args, settings.codes, report_id)
     text = report_yml(kind.name, title, fields)
     try:  # what we are about to write must load

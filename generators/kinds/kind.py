@@ -36,6 +36,7 @@ class DetectContext:
     catalog: Any  # generators.catalog.Catalog of the project the report is added to
     hardware: str | None  # --hardware, when given
     range: str | None  # --range, when given
+    settings: Any = None  # generators.settings.Settings of the project (its languages' catalogs)
 
 
 @dataclass(frozen=True)

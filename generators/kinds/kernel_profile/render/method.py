@@ -236,6 +236,17 @@ def methodology(result, tr: Translator, options: dict) -> object:
     out = ["### " + tr.gettext(N_("Capture commands")) + "\n"]
     if result.meta and result.meta.commands:
         out.append(_code_block(result.meta.commands))
+    if not (result.meta and result.meta.commands) and not result.ncu_runs:  # never an empty section
+        out.append(
+            tr.gettext(
+                N_(
+                    "This version records no capture command (no `meta.json`, no `ncu_run.json`): `make capture` "
+                    "records every command it runs. This version's exports are in {folder}."
+                ),
+                folder=L.code(result.paths["version_folder"]),
+            )
+            + "\n"
+        )
     for name, run in (result.ncu_runs or {}).items():
         if name not in result.variants:
             continue
