@@ -19,6 +19,7 @@ $(STAMP): requirements.lock pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "error: python3 >= 3.11 is needed")'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --disable-pip-version-check -r requirements.lock
+	$(BIN)/python -m pip install -q --disable-pip-version-check --no-deps --no-build-isolation -e .
 	touch $@
 
 # Generators run inside the mkdocs build (macros + hooks), cached by input hash.
@@ -29,8 +30,10 @@ build: $(STAMP)
 # Review: rebuilds on changes under docs/, data/, generators/, locales/ - only the pages whose
 # inputs changed (--dirty: generators/site/incremental.py; unchanged results come from .cache/).
 # No .pyc writes under generators/, which mkdocs would see as a change.
+# `make serve PORT=8010` for another port.
+PORT ?= 8000
 serve: $(STAMP)
-	PYTHONDONTWRITEBYTECODE=1 NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dirty
+	PYTHONDONTWRITEBYTECODE=1 NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dirty -a 127.0.0.1:$(PORT)
 
 # Review: the site as `make serve` builds it, served by waitress with the review API on
 # 127.0.0.1:$(REVIEW_PORT) - select text or a row's or figure's comment button, comment, reply,

@@ -4,7 +4,8 @@ A result's key is a SHA-256 over
 
 * the cache schema version (:data:`SCHEMA_VERSION`, bumped when the stored layout changes),
 * the unit's name and options,
-* the bytes of every input file (paths relative to the data folder, sorted),
+* the bytes of every input file (paths relative to the data folder, sorted), and the listing of
+  every input folder (the names it holds: a report's versions, a version's files),
 * the source of the generator code: the unit's module and every ``generators.*`` module it
   imports, transitively (:func:`code_digest`),
 * the versions of Python and of the libraries that shape results (pandas, matplotlib, ...).
@@ -133,8 +134,25 @@ def code_digest(
     return h.hexdigest()
 
 
+def listing_digest(folder: Path) -> str:
+    """A digest of what ``folder`` holds: the names of its entries, a folder's with a trailing
+    ``/`` (not their bytes). A result that lists a folder (the versions of a report, the files
+    of a version) has it among its inputs, so adding, removing or renaming an entry - a version
+    without any file the result reads, say - changes its key. Read every time: a listing is a
+    few microseconds, and a folder's mtime would miss an edit made within its clock tick."""
+    h = hashlib.sha256(b"listing\0")
+    try:
+        entries = sorted(e.name + ("/" if e.is_dir() else "") for e in os.scandir(folder))
+    except FileNotFoundError:
+        return hashlib.sha256(b"missing folder").hexdigest()
+    for name in entries:
+        h.update(name.encode("utf-8", "surrogateescape") + b"\0")
+    return h.hexdigest()
+
+
 def files_digest(paths: Iterable[Path], root: Path, index: StatIndex | None = None) -> list[tuple[str, str]]:
-    """``[(path relative to root, sha256 of its bytes)]`` sorted by path."""
+    """``[(path relative to root, sha256 of its bytes)]`` sorted by path; a folder among
+    ``paths`` stands for its listing (:func:`listing_digest`, its path with a trailing ``/``)."""
     out = []
     root = root.resolve()
     for path in paths:
@@ -142,6 +160,9 @@ def files_digest(paths: Iterable[Path], root: Path, index: StatIndex | None = No
             rel = path.resolve().relative_to(root).as_posix()
         except ValueError:
             rel = path.as_posix()
+        if path.is_dir():
+            out.append((rel.rstrip("/") + "/", listing_digest(path)))
+            continue
         out.append((rel, index.digest(path) if index else hashlib.sha256(path.read_bytes()).hexdigest()))
     return sorted(out)
 

@@ -113,6 +113,18 @@ class Catalog:
     def refs(self, report: str) -> list[ReportRef]:
         return [ReportRef(report, v) for v in self.versions(report)]
 
+    def folders(self, reports: list[str] | None = None) -> list[Path]:
+        """The folders a listing of ``reports`` (default: every report) reads: the reports
+        folder, each report's folder (its versions) and each version's folder (its files). A
+        model that lists reports or versions has them among its inputs (their listings are
+        part of its cache key, ``cache.files_digest``), so a version added, removed or renamed
+        recomputes it even when the version has none of the files the model reads."""
+        out = [self.reports_dir] if self.reports_dir.is_dir() else []
+        for report in self.reports() if reports is None else reports:
+            out.append(self.reports_dir / report)
+            out += [self.version_dir(ref) for ref in self.refs(report)]
+        return out
+
     def version_dir(self, ref: ReportRef) -> Path:
         return self.reports_dir / ref.report / ref.version
 
@@ -155,6 +167,19 @@ class Catalog:
     # -- other data ---------------------------------------------------------------------------
     def hardware_path(self, gpu: str) -> Path:
         return self.root / HARDWARE / f"{plain_id(gpu)}.yml"
+
+    def hardware_ids(self) -> list[str]:
+        return [p.stem for p in self.hardware_paths()]
+
+    def hardware_file(self, gpu: str, where: Path | None, field: str = "hardware") -> Path:
+        """The hardware entry ``gpu`` names, checked to exist: an unknown id is one line naming
+        ``where`` (the report.yml or the command line it came from) and the valid ids."""
+        path = self.hardware_path(gpu)
+        if not path.is_file():
+            known = ", ".join(self.hardware_ids()) or "none"
+            message = f"{field}: {gpu!r} is not a hardware entry of {DISPLAY_ROOT}/{HARDWARE}/; valid ids: {known}"
+            raise UserError(where, message)
+        return path
 
     def hardware_paths(self) -> list[Path]:
         return sorted((self.root / HARDWARE).glob("*.yml"))

@@ -95,5 +95,5 @@ def test_unknown_report_and_unknown_hardware_in_the_model(tmp_path):
     (data / "reports" / "r" / "v1").mkdir()
     for name in ("trace_fused.json.xz", "ncu_fused_raw.csv.gz", "trace_written.json.xz", "ncu_written_raw.csv.gz"):
         (data / "reports" / "r" / "v1" / name).write_bytes(b"")
-    with pytest.raises(UserError, match=r"hardware: .*h999\.yml not found"):
+    with pytest.raises(UserError, match=r"hardware: 'h999' is not a hardware entry of data/hardware/; valid ids: "):
         project.compute(MODEL, {"report": "r"}, data)

@@ -180,7 +180,10 @@ def test_refuses_to_overwrite(project, created):
             ["fresh", "--from", "{raw}", "--range", "prefil"],
             r"error: \S+trace_fused\.json\.xz: no range named 'prefil'",
         ),
-        (["fresh", "--from", "{raw}", "--hardware", "h999"], r"error: \S+h999\.yml: hardware file not found"),
+        (
+            ["fresh", "--from", "{raw}", "--hardware", "h999"],
+            r"error: --hardware: 'h999' is not a hardware entry of data/hardware/; valid ids: a100-sxm-40gb, ",
+        ),
         (["fresh", "--from", "{raw}", "--title", "fr=Bonjour"], r"error: --title 'fr=Bonjour': write LANG=TEXT"),
     ],
 )

@@ -259,7 +259,7 @@ def test_kernel_time_in_range_returns_the_kernels_and_the_merged_wall_time():
     assert kernels["start_ns"].tolist() == [150, 330] and kernels.index.tolist() == [0, 1]
     assert list(kernels.columns) == list(tl.kernels.columns)
     assert wall == _covered_ns([(100, 200), (120, 130), (300, 320)]) == 120
-    with pytest.raises(DataError, match=r"no range named 'nope' \(most frequent: 'R', 'x'\)"):
+    with pytest.raises(DataError, match=r"^no range named 'nope'; the trace's ranges: 'R', 'x'$"):
         kernel_time.in_range(tl, "nope")
     tl.ranges.loc[len(tl.ranges)] = ["empty", 0, 1, 1, 1, "user_annotation"]
     with pytest.raises(DataError, match="no kernel was launched inside the range 'empty'"):

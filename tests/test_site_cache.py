@@ -251,3 +251,31 @@ def test_a_file_read_once_serves_every_file_with_the_same_bytes(data, tmp_path):
     (data / "in" / "c.txt").write_text("gamma")
     assert runner(data, cache).result(model, {})[1] == "ALPHA+ALPHA+GAMMA"
     assert CALLS == ["read-a.txt", "read-c.txt"]
+
+
+def test_a_version_folder_without_the_files_a_model_reads_changes_its_key(tmp_path):
+    """The list of versions is keyed on the version folders (issue 29 #3): adding, renaming or
+    removing a version with none of the files the ``reports`` model reads changes its key."""
+    from generators.sections import reports
+
+    data = tmp_path / "data"
+    report = data / "reports" / "r"
+    (report / "v1").mkdir(parents=True)
+    (report / "v1" / "trace.json").write_text("{}")
+    cache = tmp_path / "cache"
+
+    def key() -> str:
+        return runner(data, cache).result_key(reports.MODEL, {})[1]
+
+    keys = [key()]
+    (report / "v2").mkdir()  # no meta.json, no timing.json
+    keys.append(key())
+    (report / "v2").rename(report / "v3")
+    keys.append(key())
+    (report / "v3" / "trace.json").write_text("{}")  # a file added to a version: its listing
+    keys.append(key())
+    (report / "v3" / "trace.json").unlink()
+    assert key() == keys[2]  # the same listing: the same key
+    (report / "v3").rmdir()
+    assert key() == keys[0]
+    assert len(set(keys)) == 4

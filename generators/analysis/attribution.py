@@ -46,6 +46,38 @@ def range_names(ranges: pd.DataFrame, limit: int = 5) -> list[str]:
     return [r.Index for r in order[:limit]]
 
 
+def user_range_names(ranges: pd.DataFrame) -> list[str]:
+    """The names of the ranges the program marked itself (``record_function``, NVTX), sorted:
+    every range but the profiler's own operator ranges (``cpu_op``)."""
+    if ranges is None or len(ranges) == 0:
+        return []
+    names = ranges["name"].astype(str)
+    if "category" in ranges:
+        names = names[ranges["category"].astype(str) != "cpu_op"]
+    return sorted(set(names))
+
+
+#: what a trace without user ranges needs (the capture side of a kernel-profile report)
+NO_USER_RANGES = (
+    "this trace has no user ranges: add torch.profiler.record_function(...) around the code to study, "
+    "or NVTX ranges (torch.cuda.nvtx.range) for Nsight Systems"
+)
+
+
+def unknown_range(ranges: pd.DataFrame, range_name: str, limit: int = 12) -> str:
+    """The message for a range name the trace does not have: the ranges it has (the user
+    ranges; a close match first, "did you mean"), or that it has none."""
+    import difflib
+
+    user = user_range_names(ranges)
+    if not user:
+        return f"no range named {range_name!r}: {NO_USER_RANGES}"
+    close = difflib.get_close_matches(range_name, user, n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    shown = ", ".join(map(repr, user[:limit])) + (f", ... ({len(user)} in all)" if len(user) > limit else "")
+    return f"no range named {range_name!r}{hint}; the trace's ranges: {shown}"
+
+
 def _merged(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Windows -> sorted disjoint windows covering the same time."""
     order = np.argsort(starts, kind="stable")

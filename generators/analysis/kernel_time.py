@@ -35,8 +35,7 @@ def in_range(timeline, range_name: str) -> tuple[pd.DataFrame, int]:
     ranges = timeline.ranges
     selected = ranges[ranges["name"].astype(str) == range_name]
     if selected.empty:
-        known = attribution.range_names(ranges)
-        raise DataError(f"no range named {range_name!r} (most frequent: {', '.join(map(repr, known))})")
+        raise DataError(attribution.unknown_range(ranges, range_name))
     kernels = timeline.kernels[attribution.in_range(timeline.kernels, ranges, range_name)]
     if kernels.empty:
         raise DataError(f"no kernel was launched inside the range {range_name!r}")

@@ -24,18 +24,19 @@ import tempfile
 import time
 from pathlib import Path
 
+from generators.cli import project_root
 from generators.errors import UserError
 
 HELP = "build the bilingual site with mkdocs --strict; replace --site-dir only if the build succeeded"
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--site-dir", type=Path, default=Path("site"))
-    parser.add_argument("--config-file", type=Path, default=Path("mkdocs.yml"))
+    parser.add_argument("--site-dir", type=Path, default=project_root() / "site")
+    parser.add_argument("--config-file", type=Path, default=project_root() / "mkdocs.yml")
     parser.add_argument(
         "--log-file",
         type=Path,
-        default=Path(".cache/build.log"),
+        default=project_root() / ".cache" / "build.log",
         help="where the full build log goes (default: .cache/build.log)",
     )
 
@@ -128,7 +129,7 @@ def run(args) -> int:
         if isinstance(exc, (Abort, ConfigurationError, SystemExit)):
             for line in log.lines(logging.WARNING):
                 print(line)
-            print(f"error: {config_file}: the site build failed ({exc}); full log: {args.log_file}")
+            print(f"error: {config_file}: the site build failed ({exc}); full log: {os.path.relpath(args.log_file)}")
             return 1
         raise
     finally:
@@ -136,7 +137,7 @@ def run(args) -> int:
         logging.captureWarnings(False)
     _write_log(args.log_file, log)
     _swap(tmp, site)
-    print(f"built {os.path.relpath(site)}/ in {time.monotonic() - start:.1f} s; log: {args.log_file}")
+    print(f"built {os.path.relpath(site)}/ in {time.monotonic() - start:.1f} s; log: {os.path.relpath(args.log_file)}")
     return 0
 
 

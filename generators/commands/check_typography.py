@@ -12,12 +12,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from generators.cli import project_root
+
 HELP = "check the Chinese typography of a built site: full-width punctuation, no stray spaces, no untranslated words"
 
 
 def add_arguments(parser) -> None:
     parser.add_argument("site_dir", nargs="?", type=Path, default=Path("site"), help="the built site (default: site)")
-    parser.add_argument("--config-file", type=Path, default=Path("mkdocs.yml"))
+    parser.add_argument("--config-file", type=Path, default=project_root() / "mkdocs.yml")
 
 
 def run(args) -> int:

@@ -22,10 +22,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from generators.cli import project_root
 from generators.errors import UserError
 
 HELP = "what changed between two versions of a report: setup, headline metrics, kernels added/removed/changed"
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = project_root()  # the project: from the current folder up (generators.cli)
 
 
 def add_arguments(parser) -> None:

@@ -129,9 +129,7 @@ def summarize_file(path: str, range_name: str | None, same_thread: bool):
 
     timeline = detect.reader(fmt).read(path)
     if not (timeline.ranges["name"].astype(str) == range_name).any():
-        known = attribution.range_names(timeline.ranges)
-        hint = f" (most frequent: {', '.join(map(repr, known))})" if known else " (the trace has no ranges)"
-        raise UserError(path, f"no range named {range_name!r}{hint}")
+        raise UserError(path, attribution.unknown_range(timeline.ranges, range_name))
     mask = attribution.in_range(timeline.kernels, timeline.ranges, range_name, same_thread)
     return fmt, ks.summarize(timeline.kernels[mask])
 

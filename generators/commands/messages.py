@@ -23,12 +23,13 @@ from babel.messages.extract import extract_from_dir
 from babel.messages.frontend import parse_mapping_cfg
 from babel.messages.pofile import read_po, write_po
 
+from generators.cli import project_root
 from generators.errors import UserError
 from generators.render.i18n import DOMAIN, catalog_path, load_catalog
 from generators.settings import Settings
 
 HELP = "extract, update or check the message catalogs under locales/"
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = project_root()  # the project: from the current folder up (generators.cli)
 KEYWORDS = {"N_": None, "NN_": (1, 2)}
 FIXED_DATE = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 WIDTH = 100

@@ -24,10 +24,11 @@ from pathlib import Path
 import msgspec
 import yaml
 
+from generators.cli import project_root
 from generators.errors import UserError
 
 HELP = "create a report's data entry, report.yml and pages (one per language) from a raw capture folder"
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = project_root()  # the project: from the current folder up (generators.cli)
 
 
 def _kinds() -> dict:
@@ -104,19 +105,19 @@ def run(args) -> int:
 
     root, raw_dir, report_id = args.root, args.raw_dir, args.report_id
     settings = Settings.load(root / "mkdocs.yml")
-    cat = Catalog(settings.data_dir if settings.data_dir.is_absolute() else root / settings.data_dir, settings.codes)
+    cat = Catalog(settings.data_dir, settings.codes)  # a path from the working folder (Settings)
     if not REPORT_ID.match(report_id):
         raise UserError(None, f"report id {report_id!r}: use lower-case letters, digits and '-'")
     if not raw_dir.is_dir():
         raise UserError(raw_dir, "raw capture folder not found")
     kind = _kinds()[args.kind]
     target = cat.reports_dir / report_id
-    docs = settings.docs_dir if settings.docs_dir.is_absolute() else root / settings.docs_dir
+    docs = settings.docs_dir  # a path from the working folder (Settings)
     pages = {lang: docs / lang / f"reports/{report_id}.md" for lang in settings.codes}
     for path in [target, *pages.values()]:
         if path.exists():
             raise UserError(path, "already exists; new-report never overwrites")
-    fields = kind.detect(DetectContext(raw_dir, cat, args.hardware, args.range))
+    fields = kind.detect(DetectContext(raw_dir, cat, args.hardware, args.range, settings))
     title = titles(args, settings.codes, report_id)
     text = report_yml(kind.name, title, fields)
     try:  # what we are about to write must load

@@ -19,10 +19,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from generators.cli import project_root
 from generators.errors import UserError
 
 HELP = "add the next version of a report from a capture folder (checked against its report.yml; never overwrites)"
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = project_root()  # the project: from the current folder up (generators.cli)
 
 
 def add_arguments(parser) -> None:
@@ -60,7 +61,7 @@ def run(args) -> int:
 
     root, raw_dir, report = args.root, args.raw_dir, args.report_id
     settings = Settings.load(root / "mkdocs.yml")
-    cat = Catalog(settings.data_dir if settings.data_dir.is_absolute() else root / settings.data_dir, settings.codes)
+    cat = Catalog(settings.data_dir, settings.codes)  # a path from the working folder (Settings)
     if not REPORT_ID.match(report):
         raise UserError(None, f"report id {report!r}: use lower-case letters, digits and '-'")
     versions = cat.versions(report)  # an unknown report: one line naming the known ones

@@ -19,6 +19,7 @@ import os
 import sys
 from pathlib import Path
 
+from generators.cli import project_root
 from generators.errors import UserError
 
 HELP = "serve the site on 127.0.0.1 with live rebuilds and the review API (comment, reply, resolve)"
@@ -37,7 +38,7 @@ def add_arguments(parser) -> None:
                         help="another Host name the server answers to (repeatable)")  # fmt: skip
     parser.add_argument("--public-origin", metavar="URL",
                         help="the origin reviewers open (https://review.example.org behind a TLS proxy)")  # fmt: skip
-    parser.add_argument("--config-file", type=Path, default=Path("mkdocs.yml"))
+    parser.add_argument("--config-file", type=Path, default=project_root() / "mkdocs.yml")
 
 
 def run(args) -> int:

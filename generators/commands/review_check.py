@@ -14,11 +14,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from generators.cli import project_root
+
 HELP = "run the automated reviewer: file its findings as review threads by profsite-check"
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--config-file", type=Path, default=Path("mkdocs.yml"))
+    parser.add_argument("--config-file", type=Path, default=project_root() / "mkdocs.yml")
     parser.add_argument("--site-dir", type=Path, default=None, help="a built site for the EN/ZH check (default: site/)")
     parser.add_argument("--dry-run", action="store_true", help="print the findings, write nothing")
 

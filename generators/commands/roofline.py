@@ -32,8 +32,10 @@ import json
 import math
 from pathlib import Path
 
+from generators.cli import project_root
+
 HELP = "a model's ops on a GPU's roofline: FLOPs, bytes, intensity, bound and predicted time"
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = project_root()  # the project: from the current folder up (generators.cli)
 DECODE_BATCHES = (1, 8, 32, 64, 128, 256, 512)
 PREFILL_SEQS = (128, 256, 512, 1024, 2048, 4096, 8192)
 DEFAULT_KV_LEN = 4096

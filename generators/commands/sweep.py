@@ -48,8 +48,10 @@ import multiprocessing
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+from generators.cli import project_root
+
 HELP = "every cell of a captured size x sequence-length sweep (timing class, MFU, top kernel, softmax) in base units"
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = project_root()  # the project: from the current folder up (generators.cli)
 
 
 def add_arguments(parser) -> None:

@@ -63,14 +63,12 @@ class Failure:
 
 
 def _no_range(path: str, range_name: str, fmt: str) -> UserError:
-    """The error for a range name the file does not have, with the most frequent names
+    """The error for a range name the file does not have, with the names it has
     (read with the full reader: this is the error path, speed does not matter)."""
     from generators.analysis import attribution
     from generators.readers import detect
 
-    known = attribution.range_names(detect.reader(fmt).read(path).ranges)
-    hint = f" (most frequent: {', '.join(map(repr, known))})" if known else " (the trace has no ranges)"
-    return UserError(path, f"no range named {range_name!r}{hint}")
+    return UserError(path, attribution.unknown_range(detect.reader(fmt).read(path).ranges, range_name))
 
 
 def _kineto(path: str, options: MapOptions) -> FilePartial:

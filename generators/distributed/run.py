@@ -12,9 +12,10 @@ are identical whichever way they were computed; the reduction happens in the cal
   worker processes, started and stopped here.
 * ``scheduler="tcp://host:8786"`` (any address ``distributed.Client`` accepts): an
   existing Dask cluster. Its workers read the files themselves, so the paths must name
-  the same files on every worker (a shared file system), and the workers must be able
-  to import ``generators`` (run ``dask worker`` from a checkout of this repository, or
-  with it on ``PYTHONPATH``). The cache folder is used by the workers: give a shared one
+  the same files on every worker (a shared file system), and the scheduler and the workers
+  must be able to import ``generators`` (the project installed there: ``pip install -e
+  <checkout>``; a cluster that cannot is one line saying so, :func:`_check_cluster`). The
+  cache folder is used by the workers: give a shared one
   (``--cache-dir``) or each worker keeps its own.
 
 A file that fails (a ``UserError``) becomes a ``Failure`` with its one-line message;
@@ -81,12 +82,37 @@ def _dask(paths, options, jobs, cache_root, scheduler: str):
                 cluster.close()
             raise UserError(None, f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
         try:
+            if cluster is None:
+                _check_cluster(client, scheduler)
             futures = client.map(run_one, list(paths), options=options, cache_root=cache_root, pure=False)
             return client.gather(futures)
         finally:
             client.close()
             if cluster is not None:
                 cluster.close()
+
+
+def _check_cluster(client, scheduler: str) -> None:
+    """An existing cluster's scheduler and workers can import this package (they unpickle its
+    tasks), or one line saying which cannot and what to install."""
+
+    def importable() -> bool:  # local: cloudpickle sends it by value, not as generators.<...>
+        import importlib.util
+
+        return importlib.util.find_spec("generators") is not None
+
+    missing = [] if client.run_on_scheduler(importable) else ["the scheduler"]
+    workers = client.run(importable)
+    if not workers:
+        raise UserError(None, f"the Dask cluster at {scheduler} has no worker")
+    missing += [f"worker {w}" for w, ok in sorted(workers.items()) if not ok]
+    if missing:
+        raise UserError(
+            None,
+            f"the Dask cluster at {scheduler} cannot import profsite's package 'generators' ({', '.join(missing)}): "
+            "install it where the scheduler and the workers run (pip install -e <checkout>, or pip install "
+            "<checkout>) and start them again",
+        )
 
 
 def map_files(

@@ -36,6 +36,7 @@ class DetectContext:
     catalog: Any  # generators.catalog.Catalog of the project the report is added to
     hardware: str | None  # --hardware, when given
     range: str | None  # --range, when given
+    settings: Any = None  # generators.settings.Settings of the project (its languages' catalogs)
 
 
 @dataclass(frozen=True)
@@ -56,21 +57,44 @@ class Kind:
         return next((m for m in self.models if m.uses is not None and "base" in m.options), None)
 
 
+def trace_gpu_name(folder) -> str | None:
+    """The GPU a capture folder's Kineto traces name (top-level ``deviceProperties``), for a
+    capture without ``meta.json``: the first name of the first trace (by file name) that has one."""
+    from pathlib import Path
+
+    from generators.errors import UserError
+    from generators.readers import detect, kineto_events
+    from generators.readers.timeline import KINETO
+
+    for path in sorted(Path(folder).iterdir()):
+        try:
+            if not path.is_file() or detect.detect_format(path) != KINETO:
+                continue
+        except UserError:  # not a file detect knows: not a trace
+            continue
+        for device in kineto_events.header(str(path))["devices"]:
+            if isinstance(device.get("name"), str):
+                return device["name"]
+    return None
+
+
 def hardware_id(ctx: DetectContext) -> str:
     """The hardware entry of a raw capture: ``--hardware`` (checked to exist), else the entry
-    whose ``device_names`` list the GPU name of the capture's ``meta.json``."""
+    whose ``device_names`` list the GPU name of the capture's ``meta.json`` (without one: of its
+    Kineto trace's ``deviceProperties``)."""
     from generators import catalog as layout
     from generators.errors import UserError
     from generators.readers import capture_meta, hardware
 
     cat = ctx.catalog
     if ctx.hardware:
-        if not cat.hardware_path(ctx.hardware).is_file():
-            raise UserError(cat.hardware_path(ctx.hardware), "hardware file not found (--hardware)")
+        cat.hardware_file(ctx.hardware, None, "--hardware")
         return ctx.hardware
     meta = capture_meta.read_meta(ctx.raw_dir / layout.META)
-    name = meta.gpu.name if meta else None
+    name = meta.gpu.name if meta else trace_gpu_name(ctx.raw_dir)
     for gpu in hardware.read_all(cat.hardware_paths(), cat.root / layout.HARDWARE, cat.languages):
         if name in gpu.device_names:
             return gpu.id
-    raise UserError(ctx.raw_dir, f"GPU {name!r} matches no device_names of the hardware reference: use --hardware")
+    known = ", ".join(cat.hardware_ids()) or "none"
+    message = f"GPU {name!r} matches no device_names of the hardware reference: use --hardware ID, one of {known}"
+    raise UserError(ctx.raw_dir, message)

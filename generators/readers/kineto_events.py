@@ -105,6 +105,8 @@ class Device(msgspec.Struct, gc=False):
 class Meta(msgspec.Struct, gc=False):
     deviceProperties: list[Device] = []
     baseTimeNanoseconds: int | None = None
+    cuda_driver_version: Any = None  # e.g. 13000 (CUDA 13.0), as Kineto writes it
+    cuda_runtime_version: Any = None
 
 
 class Document(Meta, gc=False, kw_only=True):
@@ -252,7 +254,20 @@ def _extract(path: str, events: list, with_host: bool, parts: dict[str, list[dic
 def _meta(metas: list[Meta]) -> dict:
     devices = [msgspec.structs.asdict(d) for m in metas for d in m.deviceProperties]
     base = next((m.baseTimeNanoseconds for m in metas if m.baseTimeNanoseconds is not None), None)
-    return {"devices": devices, "base_time_ns": base}
+    cuda = {
+        key: next((v for m in metas if type(v := getattr(m, f"cuda_{key}_version")) is int), None)
+        for key in ("driver", "runtime")
+    }
+    return {"devices": devices, "base_time_ns": base, "cuda_driver": cuda["driver"], "cuda_runtime": cuda["runtime"]}
+
+
+def header(path: str) -> dict:
+    """The trace's top-level facts alone (``devices``, ``base_time_ns``, ``cuda_driver``,
+    ``cuda_runtime``): what a capture folder's trace says of its GPU without reading its events."""
+    try:
+        return _meta([_meta_decoder.decode(read_all(path).removeprefix(b"\xef\xbb\xbf"))])
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise UserError(path, f"unexpected content for a Kineto trace: {exc}") from None
 
 
 def _decode_whole(path: str, with_host: bool, parts: dict[str, list[dict]]) -> list[Meta]:

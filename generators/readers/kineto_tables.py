@@ -113,5 +113,5 @@ def build(path: str, fmt: str, meta: dict, parts: dict[str, list[dict]]) -> tl.T
         ranges=tl.conform(ranges, tl.RANGES_SCHEMA, path, "ranges"),
         devices=tl.conform(_devices(meta), tl.DEVICES_SCHEMA, path, "devices"),
         memory_ops=tl.conform(memory_ops, tl.MEMORY_OPS_SCHEMA, path, "memory_ops"),
-        metadata={"base_time_ns": meta["base_time_ns"]},
+        metadata={k: meta.get(k) for k in ("base_time_ns", "cuda_driver", "cuda_runtime")},
     )

@@ -11,7 +11,9 @@ decoded structs (found by their declared types) must have a text for each of the
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 from pathlib import Path
 from typing import Any, get_args, get_origin
 
@@ -32,13 +34,41 @@ def decode(path: str | os.PathLike[str], kind: Any, *, yaml: bool = False, langu
     except IsADirectoryError:
         raise UserError(path, "is a directory, not a file") from None
     except msgspec.ValidationError as exc:
-        raise UserError(path, str(exc)) from None
+        raise UserError(path, str(exc) + _did_you_mean(str(exc), kind)) from None
     except msgspec.DecodeError as exc:
         raise UserError(path, f"not valid {syntax}: {exc}") from None
     if languages:
         for where, text in _localized(doc, "$"):
             check_localized(text, languages, path, where)
     return doc
+
+
+UNKNOWN_FIELD = re.compile(r"unknown field `([^`]*)`")
+
+
+def _did_you_mean(message: str, kind: Any) -> str:
+    """`` (did you mean `range`?)`` for an unknown field close to a field the types declare."""
+    m = UNKNOWN_FIELD.search(message)
+    if m is None:
+        return ""
+    close = difflib.get_close_matches(m.group(1), sorted(_field_names(kind, set())), n=1, cutoff=0.6)
+    return f" (did you mean `{close[0]}`?)" if close else ""
+
+
+def _field_names(kind: Any, seen: set) -> set[str]:
+    """Every field name of the structs ``kind`` declares, nested ones and union members included."""
+    if isinstance(kind, type) and issubclass(kind, msgspec.Struct):
+        if kind in seen:
+            return set()
+        seen.add(kind)
+        names = set()
+        for f in msgspec.structs.fields(kind):
+            names |= {f.encode_name} | _field_names(f.type, seen)
+        return names
+    names = set()
+    for arg in get_args(kind):
+        names |= _field_names(arg, seen)
+    return names
 
 
 def _localized(value: Any, where: str, declared: Any = None):

@@ -27,10 +27,12 @@ def changes_page(report: str, older: str, newer: str) -> str:
 def _version_link(r, v, tr: Translator) -> str:
     target = page(r.report, None if v.version == r.latest else v.version)
     date = tr.date(v.date[:10]) if v.date else None
-    if v.version == r.latest:
-        text = tr.gettext(N_("{version} (latest, captured {date})"), version=v.version, date=date or "—")
+    if date is None:  # no meta.json: no capture date (never a dash in the text)
+        text = tr.gettext(N_("{version} (latest)"), version=v.version) if v.version == r.latest else v.version
+    elif v.version == r.latest:
+        text = tr.gettext(N_("{version} (latest, captured {date})"), version=v.version, date=date)
     else:
-        text = tr.gettext(N_("{version} (captured {date})"), version=v.version, date=date or "—")
+        text = tr.gettext(N_("{version} (captured {date})"), version=v.version, date=date)
     return f"[{tables.text(text)}]({target})"
 
 

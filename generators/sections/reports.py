@@ -51,7 +51,7 @@ class ReportInfo:
 
 
 def inputs(cat: Catalog, options: dict[str, str]) -> list:
-    files = []
+    files = cat.folders()  # which reports and versions there are, with or without meta.json
     for report in cat.configured_reports():
         files.append(cat.config_path(report))
         for name in (layout.META, layout.TIMING):

@@ -27,7 +27,7 @@ from typing import Any
 
 from generators import filestamp
 from generators.cache import ResultCache, code_digest, files_digest, make_key, slot_name, toolchain
-from generators.catalog import Catalog
+from generators.catalog import Catalog, ReportRef
 from generators.errors import UserError
 from generators.pieces import Fragment
 from generators.quantity import Quantity
@@ -125,6 +125,8 @@ class Runner:
             )
         if memo not in self._keys:
             inputs = model.inputs(self.catalog, options)
+            if model.per_report:  # its version folder's listing: a file added or renamed there
+                inputs = [*inputs, self.catalog.version_dir(ReportRef(options["report"], options["version"]))]
             self._keys[memo] = make_key(
                 kind="result",
                 model=model.name,

@@ -242,6 +242,7 @@ POLL_S = 0.1
 def on_serve(server, config, builder):
     """Under dirty serving, look for changes every :data:`POLL_S`: mkdocs' file watcher polls
     (watchdog's PollingObserver) and a rebuild now takes about a second, so the wait counted."""
+    importlib.import_module("generators.site.serve_errors").install(server)  # a failed rebuild: one line
     if _incremental() is None:
         return server
     importlib.import_module("generators.site.live").STATE["server"] = server  # for _rebuild_next
@@ -318,6 +319,7 @@ def on_post_build(config):
     incremental = _incremental()
     if incremental is not None:  # dirty serving: the search index of the pages kept too
         incremental.merge_search(Path(config.site_dir))
+        incremental.prune(Path(config.site_dir))  # and no page the build no longer has
     settings = importlib.import_module("generators.settings").Settings.from_mkdocs(config)
     importlib.import_module("generators.site.webfonts").publish(Path(config.site_dir), settings)
     if incremental is not None and incremental.commit():

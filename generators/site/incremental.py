@@ -24,7 +24,10 @@ record of each page's last successful build (kept across builds in ``generators.
   changed" pages) are rebuilt by a second build that starts as soon as the first is done, so
   the page being edited is back first;
 * pages not rebuilt keep their title in the navigation (:func:`restore_titles`);
-* the search index keeps the entries of the pages not rebuilt (:func:`merge_search`).
+* the search index keeps the entries of the pages not rebuilt (:func:`merge_search`);
+* the pages a build no longer has (a version renamed or removed) leave the site folder
+  (:func:`prune`); a version added, renamed or removed rebuilds every page (the sitemap and
+  the other versions' selectors list the versions).
 
 Outside dirty serving (``build-site``, a plain ``mkdocs serve``) nothing here runs: every
 page is built.
@@ -49,6 +52,8 @@ from generators.site import live
 
 log = logging.getLogger("mkdocs.plugins.profsite")
 
+#: where pages' generated files go (generators.site.publish), under each language's folder
+ASSET_FOLDERS = ("assets/figures", "assets/tables")
 #: the site's own code: its changes rebuild every page (module names below generators.)
 EDGE_ROOTS = ("site", "review", "claims", "render.units", "render.i18n")
 
@@ -116,7 +121,10 @@ def shape(config, runner: Runner, docs_dir: Path, languages: tuple[str, ...]) ->
         runner.cache.index,
         stop=lambda name: name == "generators.sections" or name.startswith("generators.kinds"),
     )
-    return make_key(config=hashlib.sha256(config_bytes).hexdigest(), edge=edge, pages=pages)
+    # the generated pages (older versions, "what changed") follow the version folders: one
+    # added, renamed or removed changes the site's list of pages (the sitemap, the 404 page)
+    versions = {report: runner.catalog.versions(report) for report in runner.catalog.reports()}
+    return make_key(config=hashlib.sha256(config_bytes).hexdigest(), edge=edge, pages=pages, versions=versions)
 
 
 def _site_modules() -> list[str]:
@@ -128,7 +136,8 @@ def plan(config, runner: Runner, docs_dir: Path, languages: tuple[str, ...]) -> 
     records = _records()
     now = shape(config, runner, docs_dir, languages)
     full = not records or live.STATE.get("shape") != now
-    live.STATE.update(shape_next=now, pending={}, seen=set(), seen_dests=set(), rebuilt=set())
+    live.STATE.update(shape_next=now, pending={}, seen=set(), seen_dests=set(), rebuilt=set(), assets=set())
+    live.STATE["languages"] = tuple(languages)
     stale: set[tuple[str, str]] = set()
     if not full:
         sources: dict[tuple[str | None, str], str] = {}
@@ -213,6 +222,37 @@ def commit() -> bool:
         del records[key]
     live.STATE["shape"] = live.STATE.pop("shape_next", None)
     return bool(live.STATE.get("later"))
+
+
+def prune(site_dir: Path) -> None:
+    """Remove what the pages of earlier builds wrote that this build no longer has (a version
+    renamed or removed: its pages and its "what changed" pages), as a build into an empty
+    folder would not have them. mkdocs' dirty build never cleans the site folder."""
+    seen = live.STATE.get("seen_dests", set())
+    root = os.path.abspath(site_dir)
+    for dest in sorted(live.STATE.get("dests", set()) - seen):
+        if not dest.startswith(root + os.sep):
+            continue
+        try:
+            os.remove(dest)
+        except OSError:
+            continue
+        folder = os.path.dirname(dest)
+        while folder != root and folder.startswith(root + os.sep):  # the folders left empty
+            try:
+                os.rmdir(folder)
+            except OSError:
+                break
+            folder = os.path.dirname(folder)
+    live.STATE["dests"] = set(seen)
+    assets = live.STATE.pop("assets", set())
+    if live.STATE.get("full", True):  # every page rendered: their tables' CSVs and figures are all known
+        for folder in ASSET_FOLDERS:
+            for lang in ("", *(f"{code}/" for code in live.STATE.get("languages", ()))):
+                base = os.path.join(root, lang + folder)
+                for name in sorted(os.listdir(base)) if os.path.isdir(base) else ():
+                    if f"{lang}{folder}/{name}" not in assets:
+                        os.remove(os.path.join(base, name))
 
 
 def abort() -> None:

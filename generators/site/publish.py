@@ -39,6 +39,7 @@ from generators.errors import UserError
 from generators.pieces import MISSING, Cell, Figure, Fragment, Markdown, Table
 from generators.render import prose, tables
 from generators.render.i18n import Translator
+from generators.site import live
 from generators.site.ids import PageScope
 
 FIGURES, TABLES = "assets/figures", "assets/tables"
@@ -218,13 +219,14 @@ def _add_file(
         added.append((path, content))
     language = page.file.locale
     src_uri = f"{language}/{path}"
+    prefix = "" if language == default_language else f"{language}/"
+    live.STATE.setdefault("assets", set()).add(f"{prefix}{path}")  # this build's (incremental.prune)
     existing = files.src_uris.get(src_uri)
     if existing is not None:
         if existing.content_bytes != content:
             raise ValueError(f"two different files named {src_uri!r}")
     else:
         file = File.generated(config, src_uri, content=content, inclusion=InclusionLevel.INCLUDED)
-        prefix = "" if language == default_language else f"{language}/"
         file.dest_uri = f"{prefix}{path}"
         files.append(file)
     return posixpath.relpath(src_uri, posixpath.dirname(page.file.src_uri) or ".")

@@ -69,7 +69,9 @@ def selector_html(info, version: str, base: str | None, links: Links, tr: Transl
     (or, with ``base``, on the "what changed" page from ``base`` to ``version``)."""
     items = []
     for v in info.versions:
-        if v.version == info.latest:
+        if v.date is None:  # no meta.json: no capture date to show (never a dash in the text)
+            text = tr.gettext(N_("{version} · latest"), version=v.version) if v.version == info.latest else v.version
+        elif v.version == info.latest:
             text = tr.gettext(N_("{version} · latest · captured {date}"), version=v.version, date=_date(v.date, tr))
         else:
             text = tr.gettext(N_("{version} · captured {date}"), version=v.version, date=_date(v.date, tr))
@@ -101,12 +103,14 @@ def _about(info, version: str, tr: Translator) -> str:
     date = _date(v.date, tr)
     if items:
         line = tr.gettext(N_("Captured {date}: {setup}."), date=date, setup=tr.list(items))
-    else:
+    elif v.date is not None:
         line = tr.gettext(N_("Captured {date}."), date=date)
+    else:
+        line = ""  # no meta.json: the page's setup section says what the trace records
     if version != info.latest:
-        line = tr.spaced(line, tr.gettext(N_("This is an older version; the latest is {latest}."), latest=info.latest))
-    parts = [f'<p class="ps-versions__about">{_e(line)}']
-    parts.append("</p>")
+        older = tr.gettext(N_("This is an older version; the latest is {latest}."), latest=info.latest)
+        line = tr.spaced(line, older) if line else older
+    parts = [f'<p class="ps-versions__about">{_e(line)}', "</p>"] if line else []
     names = [o.version for o in info.versions]  # latest first: the version before is the next one
     position = names.index(version)
     if v.differences is not None and position + 1 < len(names):

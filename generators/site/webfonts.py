@@ -270,5 +270,8 @@ def publish(site: Path, settings: Settings) -> list[Subset]:
     (out / "fonts").mkdir(parents=True, exist_ok=True)
     for s in subsets:
         (out / "fonts" / s.file_name).write_bytes(s.woff2)
+    for old in (out / "fonts").glob("*.woff2"):  # an earlier build's subsets (a served site's folder)
+        if old.name not in {s.file_name for s in subsets}:
+            old.unlink()
     (out / CSS_NAME).write_text(stylesheet(subsets, settings), encoding="utf-8")
     return subsets

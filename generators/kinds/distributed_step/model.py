@@ -64,7 +64,8 @@ def _traces(cat: Catalog, ref: ReportRef, config: Config) -> list:
 
 def inputs(cat: Catalog, options: dict[str, str]) -> list:
     ref, config = report_model.ref_and_config(cat, options, Config)
-    paths = [cat.config_path(ref.report), cat.hardware_path(config.hardware), *_traces(cat, ref, config)]
+    config_path = cat.config_path(ref.report)
+    paths = [config_path, cat.hardware_file(config.hardware, config_path), *_traces(cat, ref, config)]
     meta = cat.file(ref, layout.META)
     return paths + ([meta] if meta.is_file() else [])
 
@@ -74,9 +75,7 @@ def compute(cat: Catalog, options: dict[str, str]) -> DistributedStep:
 
     ref, config = report_model.ref_and_config(cat, options, Config)
     config_path = cat.config_path(ref.report)
-    hw_path = cat.hardware_path(config.hardware)
-    if not hw_path.is_file():
-        raise UserError(config_path, f"hardware: {hw_path} not found")
+    hw_path = cat.hardware_file(config.hardware, config_path)
     gpu = hardware.read(hw_path, cat.languages)
     traces = _traces(cat, ref, config)
     partials = [(cat.display(p), map_file(p, MapOptions(ranks=True))) for p in traces]

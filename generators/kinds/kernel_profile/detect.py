@@ -57,16 +57,21 @@ def detect_files(raw_dir: Path) -> dict[str, dict[str, str]]:
 
 
 def _attention(path: Path, range_name: str) -> list[str]:
-    ranges = formats.read_kernels(path).ranges["name"].astype(str)
+    table = formats.read_kernels(path).ranges
+    ranges = table["name"].astype(str)
     if not (ranges == range_name).any():
-        raise UserError(path, f"no range named {range_name!r} (choose one with --range)")
+        from generators.analysis import attribution
+
+        raise UserError(path, attribution.unknown_range(table, range_name) + " (choose one with --range)")
     present = set(ranges)
     return [r for r in ATTENTION_RANGES if r in present]
 
 
 def _gpu_name(raw_dir: Path) -> str | None:
+    from generators.kinds.kind import trace_gpu_name
+
     meta = capture_meta.read_meta(raw_dir / layout.META)
-    return meta.gpu.name if meta else None
+    return meta.gpu.name if meta else trace_gpu_name(raw_dir)
 
 
 def _measured_peaks(ctx: DetectContext) -> str | None:
@@ -77,6 +82,27 @@ def _measured_peaks(ctx: DetectContext) -> str | None:
         if peaks.read(cat.file(ref, layout.PEAKS), ref, cat.file(ref, layout.META)).gpu.name == name
     ]
     return str(matches[-1]) if matches else None
+
+
+def _labels(ctx: DetectContext, range_name: str) -> dict[str, str] | None:
+    """A lone variant's label in every language: its range and GPU (``decode on NVIDIA H100 80GB
+    HBM3``), not its file's name; the range and GPU names stay as the capture wrote them. Several
+    variants keep their names (the capture tooling's ``fused``, ``written``)."""
+    if ctx.settings is None:
+        return None
+    from generators.render.i18n import N_
+    from generators.sections.runner import translator_for
+
+    gpu = _gpu_name(ctx.raw_dir)
+    out = {}
+    for lang in ctx.catalog.languages:
+        tr = translator_for(ctx.settings.language(lang), ctx.settings.locales_dir)
+        out[lang] = (
+            tr.gettext(N_("{range} on {gpu}"), range=range_name, gpu=gpu)
+            if gpu
+            else tr.gettext(N_("range {range}"), range=range_name)
+        )
+    return out
 
 
 def detect(ctx: DetectContext) -> dict:
@@ -90,9 +116,11 @@ def detect(ctx: DetectContext) -> dict:
     fields |= {"range": range_name, "top": 10, "launch_bound_us": 5}
     fields["primary"] = "fused" if "fused" in variants else sorted(variants)[0]
     fields["variants"] = {}
+    labels = _labels(ctx, range_name) if len(variants) == 1 else None
     for name in sorted(variants):
         files = variants[name]
-        entry: dict = {"label": {lang: name for lang in ctx.catalog.languages}, "timeline": files["timeline"]}
+        label = labels or {lang: name for lang in ctx.catalog.languages}
+        entry: dict = {"label": label, "timeline": files["timeline"]}
         if "metrics" in files:
             entry["metrics"] = files["metrics"]
         entry["attention_ranges"] = _attention(ctx.raw_dir / files["timeline"], range_name)

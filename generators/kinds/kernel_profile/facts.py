@@ -13,7 +13,8 @@ also with ``primary.`` (``primary.top_share``, what a page template can name):
                                the host has left the range); ``step_time`` ÷ steps: the
                                profiled run's wall time per step
 ``busy_share``                 time with a kernel running ÷ span_time
-``steps``                      steps inside the range (meta.json ``traced_decode_steps``)
+``steps``                      steps inside the range (meta.json ``traced_decode_steps``; without
+                               it, the range's instances in the trace)
 ``kernel_time_per_step``       kernel_time ÷ steps
 ``launches_per_step``          kernels ÷ steps
 ``launch_calls``               host API calls that launched them (a CUDA graph's replay is
@@ -130,7 +131,7 @@ def _variant(v, result) -> dict[str, Quantity]:
         out[f"category.{row.category}.time"] = Quantity(row.total_ns, "ns")
     if v.attention_share is not None:
         out["attention_share"] = Quantity(v.attention_share, "fraction")
-    steps = result.meta.workload.get("traced_decode_steps") if result.meta else None
+    steps = _steps(result)
     if isinstance(steps, int) and steps > 0:
         out["steps"] = Quantity(steps, "count")
         out["kernel_time_per_step"] = Quantity(v.total_ns / steps, "ns")
@@ -202,6 +203,14 @@ def _per_token(runs, record: str, prefix: str) -> dict[str, Quantity]:
         if rows["spread"].notna().all():
             out[f"{prefix}.spread"] = Quantity(rows["spread"].max(), "fraction")
     return out
+
+
+def _steps(result) -> int | None:
+    """Steps inside the range: meta.json's ``traced_decode_steps``; without meta.json, the
+    number of instances of the range in the primary trace (``trace_setup``)."""
+    if result.meta is not None:
+        return result.meta.workload.get("traced_decode_steps")
+    return getattr(result.trace_setup, "steps", None)
 
 
 def _timing(v, result, steps: int) -> dict[str, Quantity]:
@@ -407,11 +416,10 @@ def facts(result) -> dict[str, Quantity]:
     for key, value in (result.meta.workload if result.meta else {}).items():
         if isinstance(value, int) and not isinstance(value, bool):  # counts: tokens, steps, slots
             out[f"workload.{key}"] = Quantity(value, "count")
-    if result.meta and result.meta.gpu.sm_count:
-        out["sm_count"] = Quantity(result.meta.gpu.sm_count, "count")
-        out["classification.min_grid"] = Quantity(
-            result.config.classification.min_blocks_per_sm * result.meta.gpu.sm_count, "count"
-        )
+    sm_count = result.meta.gpu.sm_count if result.meta else getattr(result.trace_setup, "sm_count", None)
+    if sm_count:  # meta.json's, or without one the trace's deviceProperties (trace_setup)
+        out["sm_count"] = Quantity(sm_count, "count")
+        out["classification.min_grid"] = Quantity(result.config.classification.min_blocks_per_sm * sm_count, "count")
     primary = result.variants[result.config.primary]
     if primary.level_roofs is not None:
         for row in primary.level_roofs.itertuples():

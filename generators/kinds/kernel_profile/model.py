@@ -25,6 +25,7 @@ from generators.kinds.kernel_profile import analysis
 from generators.kinds.kernel_profile import parts as kp_parts
 from generators.kinds.kernel_profile import timing as timing_runs
 from generators.kinds.kernel_profile.config import Config
+from generators.kinds.kernel_profile.trace_setup import TraceSetup, from_timeline
 from generators.quantity import Quantity
 from generators.readers import (
     capture_meta,
@@ -57,6 +58,8 @@ class KernelProfile:
     facts: dict[str, Quantity] = field(default_factory=dict)  # facts.py, computed once
     parts: dict[str, object] = field(default_factory=dict)  # variant -> parts.VariantParts
     part_labels: dict[str, object] = field(default_factory=dict)  # part id -> Localized (parts.yml)
+    #: without meta.json: the setup the primary variant's trace records (GPU, CUDA, date, steps)
+    trace_setup: TraceSetup | None = None
 
     @property
     def report(self) -> str:
@@ -104,9 +107,11 @@ def _peaks(cat: Catalog, ref: ReportRef, config: Config) -> ReportRef | None:
 
 def inputs(cat: Catalog, options: dict[str, str]) -> list:
     ref, config = report_model.ref_and_config(cat, options, Config)
-    paths = [cat.config_path(ref.report), cat.rules_path, cat.parts_path, cat.hardware_path(config.hardware)]
+    config_path = cat.config_path(ref.report)
+    paths = [config_path, cat.rules_path, cat.parts_path]
     for variant in _files(cat, ref, config).values():
         paths += list(variant.values())
+    paths.append(cat.hardware_file(config.hardware, config_path))
     extra = [cat.file(ref, f) for f in (layout.META, layout.NCU_RUN, layout.TIMING)]
     peaks_ref = _peaks(cat, ref, config)
     if peaks_ref is not None:
@@ -158,9 +163,7 @@ def compute(cat: Catalog, options: dict[str, str], partials: dict | None = None)
 
     ref, config = report_model.ref_and_config(cat, options, Config)
     config_path = cat.config_path(ref.report)
-    hw_path = cat.hardware_path(config.hardware)
-    if not hw_path.is_file():
-        raise UserError(config_path, f"hardware: {hw_path} not found")
+    hw_path = cat.hardware_file(config.hardware, config_path)
     gpu = hardware.read(hw_path, cat.languages)
     peaks_ref = _peaks(cat, ref, config)
     measured = None
@@ -176,8 +179,18 @@ def compute(cat: Catalog, options: dict[str, str], partials: dict | None = None)
     partials = partials if partials is not None else {}
     part_rules = parts_rules.read(cat.parts_path, cat.languages)
     variant_parts = {}
-    for variant, paths in _files(cat, ref, config).items():
-        read = {k: partials[p] if p in partials else read_file(p) for k, p in paths.items()}
+    files = _files(cat, ref, config)
+    read_all = {
+        variant: {k: partials[p] if p in partials else read_file(p) for k, p in paths.items()}
+        for variant, paths in files.items()
+    }
+    from_trace = None
+    if meta is None:  # a capture made outside the project's tooling: what its trace records
+        primary = files[config.primary]["timeline"]
+        from_trace = from_timeline(read_all[config.primary]["timeline"].timeline, config.range, primary.name)
+        sm_count, steps = from_trace.sm_count, from_trace.steps
+    for variant, paths in files.items():
+        read = read_all[variant]
         timeline, ops = read["timeline"].timeline, read["timeline"].ops
         if ops is not None:
             with about(paths["timeline"]):
@@ -213,6 +226,7 @@ def compute(cat: Catalog, options: dict[str, str], partials: dict | None = None)
         paths=hw_peaks,
         parts=variant_parts,
         part_labels=dict(part_rules.labels),
+        trace_setup=from_trace,
     )
     result.facts.update(facts(result))
     order = list(part_rules.labels)

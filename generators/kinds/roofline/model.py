@@ -95,9 +95,7 @@ def _read_all(cat: Catalog, ref: ReportRef, config: Config):
             raise UserError(config_path, f"models: {ident!r} has no file {cat.display(path)}")
         models[ident] = llm_model.read(path)
     for gpu in config.gpus:
-        path = cat.hardware_path(gpu.hardware)
-        if not path.is_file():
-            raise UserError(config_path, f"gpus: {gpu.hardware!r} has no file {cat.display(path)}")
+        path = cat.hardware_file(gpu.hardware, config_path, "gpus")
         spec = hardware.read(path, cat.languages)
         if gpu.tables not in spec.peaks:
             raise UserError(config_path, f"gpus: {gpu.hardware} has no {gpu.tables} peak for its tables")

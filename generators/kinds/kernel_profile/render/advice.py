@@ -82,6 +82,7 @@ def headroom(result, tr: Translator, options: dict) -> object:
     calls, launches = result.facts.get(f"{p}.launch_calls_per_step"), result.facts.get(f"{p}.launches_per_step")
     graph = calls is not None and launches is not None and calls.value < launches.value
     unmeasured = False
+    rows = 0
     for key, label, now, floor, room in HEADROOM:
         values = [result.facts.get(f"{p}.{k}") for k in (now, floor, room)]
         text = tr.gettext(GRAPH_HOST if key == "host" and graph else label)
@@ -89,10 +90,22 @@ def headroom(result, tr: Translator, options: dict) -> object:
             missing = tr.gettext(NOT_MEASURED)
             t.row(key, text, Cell(missing, None), values[1].value, Cell(missing, None))
             unmeasured = True
+            rows += 1
             continue
         if any(q is None for q in values):
             continue
         t.row(key, text, *[q.value for q in values])
+        rows += 1
+    if not rows:  # never an empty table: what would size the recommendations
+        text = tr.gettext(
+            N_(
+                "No recommendation can be sized for this version: the host overhead needs the wall time without "
+                "the profiler (`timing.json`, which `make capture` writes), the kernel-side ones Nsight Compute's "
+                "DRAM bytes. The finding in the overview says what to do first."
+            )
+        )
+        weights = _weights(result, tr)
+        return fragment((tr.spaced(text, weights) if weights else text) + "\n")
     note = tr.gettext(
         N_(
             "Per decode step (one token). Host overhead: now the decode step's time without the prefill (the "
@@ -108,16 +121,22 @@ def headroom(result, tr: Translator, options: dict) -> object:
     )
     if unmeasured:
         note = tr.spaced(note, _why_unmeasured(result, p, tr))
-    if f"{p}.floor.weights_time" in result.facts:
-        note = tr.spaced(
-            note,
-            tr.gettext(
-                N_("All weights of one step, from the operator shapes, at the copy bandwidth take {floor} ({rate})."),
-                floor=fact(result, f"{p}.floor.weights_time", tr, "ms"),
-                rate=fact(result, f"{p}.floor.tokens_per_s", tr),
-            ),
-        )
+    weights = _weights(result, tr)
+    if weights:
+        note = tr.spaced(note, weights)
     return fragment(t.build(), note + "\n")
+
+
+def _weights(result, tr: Translator) -> str | None:
+    """All weights of one step at the copy bandwidth, when the shapes give them."""
+    p = result.config.primary
+    if f"{p}.floor.weights_time" not in result.facts:
+        return None
+    return tr.gettext(
+        N_("All weights of one step, from the operator shapes, at the copy bandwidth take {floor} ({rate})."),
+        floor=fact(result, f"{p}.floor.weights_time", tr, "ms"),
+        rate=fact(result, f"{p}.floor.tokens_per_s", tr),
+    )
 
 
 #: (fact, label, derivation, display unit; None: chosen by magnitude)

@@ -105,8 +105,10 @@ def _caption(column: str, spread, label: str, kind: str, tr: Translator) -> str:
 
 def histograms(result, tr: Translator, options: dict) -> object:
     v = result.primary
-    if v.launches is None:
-        return fragment()
+    if v.launches is None:  # no histogram to show: say why (never an empty section)
+        from generators.kinds.kernel_profile.render.classes import NO_METRICS
+
+        return fragment(tr.gettext(NO_METRICS) + "\n")
     known = v.launches[v.launches["cls"] != "unknown"]
     classes = list(dict.fromkeys(c for c in L.CLASS_ORDER if (known["cls"] == c).any()))
     out = []

@@ -87,9 +87,7 @@ def _bytes(value, unit: str, tr: Translator) -> Cell:
 def setup(result, tr: Translator, options: dict) -> object:
     meta = result.meta
     if meta is None:
-        return fragment(
-            tr.gettext(N_("This report's data folder has no `meta.json`: the setup is not recorded.")) + "\n"
-        )
+        return _trace_setup(result, tr)
     gpu = meta.gpu
     hw = TableBuilder("hardware", tr)
     hw.col("key", N_("Hardware")).col("value", N_("Value"))
@@ -115,6 +113,65 @@ def setup(result, tr: Translator, options: dict) -> object:
     )
 
 
+def _trace_setup(result, tr: Translator) -> object:
+    """Without ``meta.json``: what the trace records of its setup, each value with its source
+    (``trace_setup``), and what the trace cannot say."""
+    setup = result.trace_setup
+    trace = L.code(setup.file) if setup else L.DASH
+    table = TableBuilder("trace-setup", tr)
+    table.col("key", N_("Setup")).col("value", N_("Value")).col("source", N_("Taken from"))
+    rows = []
+    if setup is not None:
+        rows = [
+            ("gpu", N_("GPU"), setup.gpu_name, N_("the trace's `deviceProperties`")),
+            ("sms", N_("SMs"), setup.sm_count, N_("the trace's `deviceProperties`")),
+            ("memory", N_("Memory"), setup.memory_bytes, N_("the trace's `deviceProperties`")),
+            ("driver", N_("CUDA driver"), setup.cuda_driver, N_("the trace's `cuda_driver_version`")),
+            ("runtime", N_("CUDA runtime"), setup.cuda_runtime, N_("the trace's `cuda_runtime_version`")),
+            ("date", N_("Captured"), setup.date, N_("the trace's `baseTimeNanoseconds` (UTC)")),
+            ("steps", N_("Steps"), setup.steps, N_("instances of the range in the trace")),
+        ]
+    for key, label, value, source in rows:
+        if value is None:
+            continue
+        if key == "memory":
+            cell = _bytes(value, "mib", tr)
+        elif key in ("sms", "steps"):
+            cell = Cell(tr.integer(value), value)
+        elif key == "date":
+            cell = tr.date(value[:10])
+        else:
+            cell = value
+        table.row(key, tr.gettext(label), cell, tr.gettext(source))
+    intro = tr.gettext(
+        N_(
+            "This version has no `meta.json` (the capture tooling's record of the setup): the setup below is "
+            "what the trace {trace} records itself."
+        ),
+        trace=trace,
+    )
+    peaks = (
+        tr.gettext(N_("Peaks: the hardware entry {hardware}."), hardware=L.code(result.paths["hardware_file"]))
+        if "peaks_file" not in result.paths
+        else tr.gettext(
+            N_("Peaks: the hardware entry {hardware} and the measured peaks {peaks} of the same GPU."),
+            hardware=L.code(result.paths["hardware_file"]),
+            peaks=L.code(result.paths["peaks_file"]),
+        )
+    )
+    missing = tr.gettext(
+        N_(
+            "The model, the workload and the software versions are not in the trace: `make capture` records "
+            "them in `meta.json` (README: capture)."
+        )
+    )
+    parts = [intro + " " + peaks + "\n"]
+    if rows and any(v is not None for _, _, v, _ in rows):
+        parts.append(table.build())
+    parts.append(missing + "\n\n" + _profilers(result, tr))
+    return fragment(*parts)
+
+
 def _profilers(result, tr: Translator) -> str:
     items = []
     for name, files in result.files.items():
@@ -126,8 +183,8 @@ def _profilers(result, tr: Translator) -> str:
             text += tr.gettext(N_(", the graph's step code traced eagerly {eager}"), eager=L.code(files["eager"]))
         items.append(f"- {text}")
     version = result.meta.software.get("ncu") if result.meta else None
-    shown = L.code(version) if version else L.DASH  # ncu's own version line, as recorded
-    items.append("- " + tr.gettext(N_("Nsight Compute version: {version}"), version=shown))
+    if version:  # ncu's own version line, as recorded (none without meta.json: no sentence with a dash)
+        items.append("- " + tr.gettext(N_("Nsight Compute version: {version}"), version=L.code(version)))
     commands = list(result.meta.commands if result.meta else [])
     commands += [
         run.commands[0] for name, run in (result.ncu_runs or {}).items() if name in result.variants and run.commands
@@ -181,6 +238,17 @@ def methodology(result, tr: Translator, options: dict) -> object:
     out = ["### " + tr.gettext(N_("Capture commands")) + "\n"]
     if result.meta and result.meta.commands:
         out.append(_code_block(result.meta.commands))
+    if not (result.meta and result.meta.commands) and not result.ncu_runs:  # never an empty section
+        out.append(
+            tr.gettext(
+                N_(
+                    "This version records no capture command (no `meta.json`, no `ncu_run.json`): `make capture` "
+                    "records every command it runs. This version's exports are in {folder}."
+                ),
+                folder=L.code(result.paths["version_folder"]),
+            )
+            + "\n"
+        )
     for name, run in (result.ncu_runs or {}).items():
         if name not in result.variants:
             continue
@@ -218,12 +286,17 @@ def methodology(result, tr: Translator, options: dict) -> object:
     head = "\n".join(out) + "\n"
     out = ["### " + tr.gettext(N_("How the numbers are computed")) + "\n"]
     args = formula_args(result, tr)
-    out += [f"- {tr.gettext(text, **args)}" for text in FORMULAS]
+    # without any Nsight Compute export, the sentences that count joined or profiled launches
+    # would show a dash: they are left out (the overview says what would fill them)
+    metrics = any("metrics" in files for files in result.files.values())
+    formulas = FORMULAS if metrics else [t for t in FORMULAS if not t.startswith("Joining Nsight Compute")]
+    out += [f"- {tr.gettext(text, **args)}" for text in formulas]
     out.append("")
     out.append("### " + tr.gettext(N_("Classification rule")) + "\n")
     out += [f"{i}. {tr.gettext(text, **args)}" for i, text in enumerate(RULE_STEPS, 1)]
     out.append("")
-    out.append(tr.gettext(RULE_NOTE, **args) + "\n")
+    if metrics:
+        out.append(tr.gettext(RULE_NOTE, **args) + "\n")
     out.append(tr.gettext(N_("Needs review, with the thresholds of `report.yml`:")) + "\n")
     out += [f"- {reason_text(k, result, tr)}" for k in vocab.REASONS]
     out.append("")

@@ -27,7 +27,7 @@ FORMULAS = [
         "the range."
     ),
     N_(
-        "Per step: divided by the traced steps ({steps_key} in `meta.json`). Wall time per token: the median "
+        "Per step: divided by the traced steps ({steps_source}). Wall time per token: the median "
         "un-profiled generation (`timing.json`; of process 1 where two fresh processes were timed) ÷ its new "
         "tokens. GPU idle (estimate) = 1 − kernel time per step "
         "÷ wall time per token."
@@ -99,7 +99,7 @@ RULE_STEPS = [
     N_(
         "latency-bound: the busier of SM throughput and memory throughput stays below {busy} of peak (neither "
         "unit is substantially busy), or the grid has fewer than {min_grid} thread blocks ({min_blocks} × the "
-        "{sms} SMs of `meta.json`): most SMs have nothing to run."
+        "{sms} SMs of {sms_source}): most SMs have nothing to run."
     ),
     N_(
         "Otherwise the busier unit decides: SM throughput more than {margin} points above memory throughput: "
@@ -129,7 +129,11 @@ def formula_args(result, tr: Translator) -> dict[str, str]:
         "top": tr.integer(config.top),
         "threshold": L.us_label(config.launch_bound_us * 1e3, tr),
         "attention": ", ".join(L.code(a) for a in attention) or L.DASH,
-        "steps_key": L.code("workload.traced_decode_steps"),
+        # where the steps and the SM count come from: meta.json, or without one the trace itself
+        "steps_source": tr.gettext(N_("{key} in `meta.json`"), key=L.code("workload.traced_decode_steps"))
+        if result.meta
+        else tr.gettext(N_("the instances of the range {range} in the trace"), range=L.code(config.range)),
+        "sms_source": L.code("meta.json") if result.meta else tr.gettext(N_("the trace's `deviceProperties`")),
         "joined": fact(result, f"{p}.matched", tr),
         "profiled": fact(result, f"{p}.profiled", tr),
         "cycles": L.code(metric["smsp_cycles_per_s"]),

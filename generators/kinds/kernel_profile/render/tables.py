@@ -74,8 +74,21 @@ def overview(result, tr: Translator, options: dict) -> object:
             complete=f("top_complete"),
             profiled=f("profiled"),
             matched=f("matched"),
+        )
+        if any("metrics" in files for files in result.files.values())
+        else tr.gettext(
+            N_(
+                "The top {n} kernels take {share} of that time. This capture has no Nsight Compute metrics, so "
+                "no kernel is classified: an Nsight Compute raw CSV (`ncu --page raw --csv`) named under "
+                "`variants.<name>.metrics` in `report.yml` adds the classification and the rooflines."
+            ),
+            n=f("top_n"),
+            share=f("top_share"),
         ),
     ]
+    finding = _finding(result, tr)
+    if finding is not None:  # the headline: what decides what to do first
+        items.insert(0, finding)
     if v.class_counts is not None:
         shares = L.listing(
             [
@@ -142,6 +155,51 @@ def overview(result, tr: Translator, options: dict) -> object:
             )
         )
     return fragment("".join(f"- {item}\n" for item in items if item))
+
+
+#: the GPU idle at least this share of the time between the range's first and last kernel:
+#: the host sets the pace (host-bound)
+HOST_BOUND_IDLE = 0.5
+
+
+def _finding(result, tr: Translator) -> str | None:
+    """The headline finding of any capture with host data: host-bound (the GPU waits for the host
+    most of the range) or GPU-bound, each with what to do first."""
+    p = result.config.primary
+    idle = result.facts.get(f"{p}.host.gpu_idle_share")
+    if idle is None or not idle.value == idle.value:  # no host data, or NaN
+        return None
+    f = lambda key, unit=None: fact(result, f"{p}.{key}", tr, unit)  # noqa: E731
+    if idle.value >= HOST_BOUND_IDLE:
+        per_step = f"{p}.kernel_time_per_step" in result.facts and f"{p}.host.range_per_step" in result.facts
+        text = (
+            N_(
+                "Finding: host-bound. The GPU is idle {idle} of the time between the range's first and last "
+                "kernel ({kernel} of kernel time in a {step} step): shorten the host's work per step first (capture "
+                'the step in a CUDA graph with `torch.compile(mode="reduce-overhead")` or `torch.cuda.CUDAGraph`, '
+                "or launch fewer, larger kernels); faster kernels would change little."
+            )
+            if per_step
+            else N_(
+                "Finding: host-bound. The GPU is idle {idle} of the time between the range's first and last "
+                "kernel: shorten the host's work first (capture the work in a CUDA graph with "
+                '`torch.compile(mode="reduce-overhead")` or `torch.cuda.CUDAGraph`, or launch fewer, larger '
+                "kernels); faster kernels would change little."
+            )
+        )
+        kernel, step = f("kernel_time_per_step", "ms"), f("host.range_per_step", "ms")
+        return tr.gettext(text, idle=f("host.gpu_idle_share"), kernel=kernel, step=step)
+    top_cat = result.primary.categories.iloc[0]["category"]
+    return tr.gettext(
+        N_(
+            "Finding: GPU-bound. The GPU is idle only {idle} of the time between the range's first and last "
+            "kernel, so the kernels set the pace: start with the largest category, {category} ({share} of kernel "
+            "time), and the top kernels below."
+        ),
+        idle=f("host.gpu_idle_share"),
+        category=L.category(top_cat, tr),
+        share=f(f"category.{top_cat}.share"),
+    )
 
 
 def top(result, tr: Translator, options: dict) -> object:

@@ -1,0 +1,92 @@
+"""A failed rebuild under ``mkdocs serve --dirty`` (``make serve``): one line in the terminal and
+in the served page, the last good site served at once, never a hanging request (issue 29 #4).
+
+Runs mkdocs' real server on the small project (``tests/small_site.py``) in a process of its own.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from tests import small_site
+
+pytestmark = pytest.mark.slow  # a served site and three builds (half a minute)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(url: str, timeout: float = 15) -> tuple[float, str]:
+    start = time.monotonic()
+    with urllib.request.urlopen(url, timeout=timeout) as response:
+        body = response.read().decode("utf-8")
+    return time.monotonic() - start, body
+
+
+def _article(page: str) -> str:
+    start = page.index("<article")
+    return page[start : page.index("</article>", start)]
+
+
+def _wait(predicate, seconds: float, what: str):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            got = predicate()
+        except OSError:
+            got = None
+        if got:
+            return got
+        time.sleep(0.3)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def test_a_failed_rebuild_is_one_line_and_the_last_good_site_is_served(tmp_path):
+    project = small_site.make_project(tmp_path)
+    port = _free_port()
+    log = tmp_path / "serve.log"
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", NO_MKDOCS_2_WARNING="1")
+    env["PROFSITE_REVIEWS_DIR"] = str(project / "reviews")
+    with log.open("w") as out:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "mkdocs", "serve", "--dirty", "-a", f"127.0.0.1:{port}"],
+            cwd=project,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    page = f"http://127.0.0.1:{port}/reports/{small_site.REPORT}/"
+    config = small_site.versions_dir(project) / "report.yml"
+    good = config.read_text(encoding="utf-8")
+    try:
+        _, before = _wait(lambda: _get(page), 180, "the first build")
+        assert "ps-build-error" not in before
+        config.write_text(good.replace("hardware: h100-sxm", "hardware: h100_sxm"), encoding="utf-8")
+        expected = (
+            f"error: {Path('data') / 'reports' / small_site.REPORT / 'report.yml'}: hardware: 'h100_sxm' is not a "
+            "hardware entry of data/hardware/; valid ids: "
+        )
+        _wait(lambda: expected in log.read_text(encoding="utf-8"), 120, "the failed rebuild's line")
+        seconds, after = _get(page, timeout=10)  # answered at once: no wait for a build that never comes
+        assert seconds < 5
+        assert 'id="ps-build-error"' in after and "is not a hardware entry" in after
+        assert _article(after) == _article(before)  # the last good page
+        text = log.read_text(encoding="utf-8")
+        assert "Traceback" not in text
+        assert sum("is not a hardware entry" in line for line in text.splitlines()) == 1
+        config.write_text(good, encoding="utf-8")
+        _wait(lambda: "ps-build-error" not in _get(page)[1], 120, "the page without the error after the fix")
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
