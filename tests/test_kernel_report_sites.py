@@ -267,7 +267,8 @@ def test_weight_bytes_floor_and_hardware_design(report):
     assert fact(report, "hw.kv_positions_in_l2") == pytest.approx(l2 / (kv_per_position / steps))
     kernel_ns = sum(d for _, d, _ in raw.decode_kernels("fused", V)) / steps
     wall_ns = raw.timing(V)["fused"]["median_ms"] * 1e6 / raw.meta(V)["workload"]["new_tokens"]
-    assert fact(report, "fused.headroom.host") == pytest.approx(wall_ns - kernel_ns)
+    # the eager decode: the profiled host set the pace, so the step's own time (and the host headroom) is not measured
+    assert "fused.headroom.host" not in report.facts and "fused.decode.step_time" not in report.facts
     launches = len(raw.decode_kernels("fused", V)) / steps
     assert fact(report, "hw.launch_budget") == pytest.approx(kernel_ns / launches)
     assert floor_ns < kernel_ns < wall_ns

@@ -134,10 +134,12 @@ def test_the_noise_threshold_comes_from_report_yml(results):
     from generators.readers.report_config import Changes
 
     strict = changes.compute(_with(results, changes=Changes(noise_pct=0, noise_us=0)), OPTIONS)
-    metrics = strict.metrics.set_index(["variant", "metric"])
-    assert metrics.loc[("fused", "launches_per_step"), "status"] == "changed"  # one launch fewer per step
-    default = changes.compute(results, OPTIONS).metrics.set_index(["variant", "metric"])
-    assert default.loc[("fused", "launches_per_step"), "status"] == "unchanged"
+    default = changes.compute(results, OPTIONS)
+    assert strict.variants["fused"].counts["changed"] > default.variants["fused"].counts["changed"]
+    # the headline metrics are judged against their measured spread, not the threshold: a count exactly
+    for c in (strict, default):
+        metrics = c.metrics.set_index(["variant", "metric"])
+        assert metrics.loc[("fused", "launches_per_step"), "status"] == "changed"  # one launch fewer per step
     loose = changes.compute(_with(results, changes=Changes(noise_pct=60, noise_us=2)), OPTIONS)
     assert loose.variants["fused"].counts["changed"] == 0  # the GEMM's -50 % is within 60 %
 

@@ -164,13 +164,30 @@ def test_the_summary_card_tells_the_direction_in_words_and_colour(built_site, in
     before, after = independent[pair[0]]["fused"][metric], independent[pair[1]]["fused"][metric]
     relative = (after - before) / before
     colour, text = card(built_site.html(changes(pair)), metric)
-    if abs(relative) < Decimal("0.05"):  # the default noise threshold
-        assert colour == "ps-same" and "unchanged" in text
-    else:  # lower is better for all five
+    ranges = [_process_range(v) for v in pair] if metric == "wall_per_token" else [None, None]
+    if after == before:  # equal values: the same
+        assert colour == "ps-same" and "same" in text
+    elif metric in ("launches_per_step", "launch_calls_per_step"):  # counts: exact; lower is better
         assert colour == ("ps-better" if after < before else "ps-worse")
         assert f"{'fell' if after < before else 'rose'} by {abs(relative) * 100:.1f}%" in text, text
+    elif None in ranges:  # one trace per version, or one process on a side: not judged, not coloured
+        assert colour == "ps-neutral" and "not judged for noise" in text, text
+    elif ranges[1][0] > ranges[0][1] or ranges[1][1] < ranges[0][0]:  # beyond the processes' ranges
+        assert colour == ("ps-better" if after < before else "ps-worse")
+    else:
+        assert colour == "ps-neutral" and "within noise" in text, text
     zh_colour, _ = card(built_site.html("zh/" + changes(pair)), metric)
     assert zh_colour == colour
+
+
+def _process_range(version: str) -> tuple[float, float] | None:
+    """The fused wall time per token's lowest and highest over the fresh processes (timing.json),
+    None for a capture timed in one process."""
+    record = decode_trace.timing(version)["fused"]
+    if "processes" not in record:
+        return None
+    medians = [p["median_ms"] / p["new_tokens"] for p in record["processes"]]
+    return min(medians), max(medians)
 
 
 def test_the_story_of_the_graph_in_the_summary(independent):

@@ -472,15 +472,25 @@ def setup_rows(before: dict[str, str], after: dict[str, str]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["field", "before", "after", "status"], dtype=object)  # None stays None
 
 
-def recorded_only(rows: pd.DataFrame, before: dict[str, str], after: dict[str, str]) -> pd.DataFrame:
+#: sections of a capture's setup that record the state of a measurement, not the setup: a
+#: version that starts recording one has no other setup for it
+STATE_SECTIONS = ("gpu_state",)
+
+
+def recorded_only(
+    rows: pd.DataFrame, before: dict[str, str], after: dict[str, str], state: tuple[str, ...] = STATE_SECTIONS
+) -> pd.DataFrame:
     """The rows of :func:`setup_rows` that are not differences of the setup: a field of one
-    version only, in a section (``gpu_state``, the first part of its name) the other version
-    does not record at all (the GPU state newly recorded before and after the timing). The
-    rest of ``rows`` are the differences."""
+    version only, in a state section (:data:`STATE_SECTIONS`: the GPU state before and after
+    the timing) that the other version does not record at all. The rest of ``rows`` are the
+    differences (a section that describes the setup, ``cuda_graph``, stays a difference)."""
     sections = {side: {f.split(".")[0] for f in fields} for side, fields in (("b", before), ("a", after))}
     mask = [
-        (r.status == "added" and r.field.split(".")[0] not in sections["b"])
-        or (r.status == "removed" and r.field.split(".")[0] not in sections["a"])
+        r.field.split(".")[0] in state
+        and (
+            (r.status == "added" and r.field.split(".")[0] not in sections["b"])
+            or (r.status == "removed" and r.field.split(".")[0] not in sections["a"])
+        )
         for r in rows.itertuples()
     ]
     return rows[mask].reset_index(drop=True)

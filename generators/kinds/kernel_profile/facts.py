@@ -33,6 +33,9 @@ also with ``primary.`` (``primary.top_share``, what a page template can name):
                                ``eager.unsteady``); ``graph.speedup`` eager ÷ graph wall time
                                per token, ``.min|max`` process by process (the slowest graph
                                process against the fastest eager one, and the reverse)
+``decode.step_time.max``      wall_per_token × new tokens ÷ decode steps (meta.json): a whole
+                               un-profiled generation over its decode steps, above the decode
+                               step's own time by the prefill; ``decode.*`` (:func:`_decode`)
 ``gpu_idle_share``             1 - kernel_time_per_step ÷ wall_per_token (estimate);
                                ``.process_min|max`` with the processes' highest and lowest
                                median
@@ -223,6 +226,11 @@ def _timing(v, result, steps: int) -> dict[str, Quantity]:
     out = _per_token(runs, key, "wall_per_token")
     wall_ns = out["wall_per_token"].value
     kernel_ns = v.total_ns / steps
+    work = result.meta.workload if result.meta else {}
+    tokens, decode_steps = work.get("new_tokens"), work.get("decode_steps")
+    if isinstance(tokens, int) and isinstance(decode_steps, int) and decode_steps > 0:
+        # a whole generation over its decode steps: the un-profiled step is below it (the prefill > 0)
+        out["decode.step_time.max"] = Quantity(wall_ns * tokens / decode_steps, "ns")
     out["gpu_idle_share"] = Quantity(1 - kernel_ns / wall_ns, "fraction")
     if "wall_per_token.process_min" in out:
         for end, wall in (("min", "process_min"), ("max", "process_max")):

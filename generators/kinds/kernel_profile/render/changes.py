@@ -156,7 +156,7 @@ def setup(c, tr: Translator, options: dict) -> object:
     )
     main = tr.gettext(N_("The main fields of the setup, in both captures:"))
     if not c.recorded_only.empty:
-        intro = tr.spaced(intro, _recorded_only(c, tr))
+        intro = tr.spaced(_recorded_only(c, tr), intro)
     t = TableBuilder("setup", tr)
     t.col("section", N_("Section")).col("field", N_("Field"))
     t.col("before", N_("Before")).col("after", N_("After"))
@@ -218,13 +218,8 @@ def _recorded_only(c, tr: Translator) -> str:
     version, other = (c.after, c.before) if added.all() else (c.before, c.after)
     return tr.gettext(
         N_(
-            "Not counted as differences: {version} also records {count} fields that {other} does not record at all "
-            "({sections}), such as the GPU's state before and after the timing."
-        )
-        if "gpu_state" in sections
-        else N_(
-            "Not counted as differences: {version} also records {count} fields that {other} does not record at all "
-            "({sections})."
+            "Not counted as differences: {version} also records {count} fields of the measurement's state that "
+            "{other} does not record at all ({sections}: the GPU's state before and after the timing)."
         ),
         version=version,
         other=other,

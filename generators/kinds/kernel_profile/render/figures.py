@@ -23,7 +23,7 @@ from generators.analysis.ncu_metrics import LEVELS, PRECISIONS
 from generators.analysis.roofline import roof_line
 from generators.kinds.kernel_profile.analysis import HISTOGRAM_METRICS
 from generators.kinds.kernel_profile.render import labels as L
-from generators.kinds.kernel_profile.render.tables import fact
+from generators.kinds.kernel_profile.render.tables import F, fact, sentence
 from generators.pieces import MISSING, Figure, fragment
 from generators.quantity import Quantity
 from generators.render import figures
@@ -510,14 +510,22 @@ def roofline_normalized(result, tr: Translator, options: dict) -> object:
     _title(ax, tr.gettext(N_("Normalized roofline (specification peaks)")))
     ax.legend(fontsize=7, loc="lower right")
     svg = figures.svg(plan, tr.lang)
-    caption = tr.gettext(
-        N_(
-            "Every precision on one roof: left of x = 1 the memory bandwidth limits, right of it the compute "
-            "peak. Executed FLOPs. The highest launch reaches {best} of its peak. {hidden} launches without "
-            "FLOPs are not drawn."
+    caption = tr.spaced(
+        tr.gettext(
+            N_(
+                "Every precision on one roof: left of x = 1 the memory bandwidth limits, right of it the compute "
+                "peak. Executed FLOPs."
+            )
         ),
-        best=fact(result, f"{v.name}.best_normalized", tr),
-        hidden=fact(result, f"{v.name}.undrawable", tr),
+        sentence(
+            result,
+            tr,
+            N_("The highest launch reaches {best} of its peak."),
+            best=F(f"{v.name}.best_normalized"),
+        ),
+        sentence(result, tr, N_("{hidden} launches without FLOPs are not drawn."), hidden=F(f"{v.name}.undrawable"))
+        if result.facts.get(f"{v.name}.undrawable") and result.facts[f"{v.name}.undrawable"].value > 0
+        else "",
     )
     alt = tr.gettext(N_("Normalized roofline of the profiled launches"))
     return fragment(

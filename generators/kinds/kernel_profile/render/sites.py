@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from generators.kinds.kernel_profile.render import labels as L
-from generators.kinds.kernel_profile.render.tables import chosen, fact
+from generators.kinds.kernel_profile.render.tables import F, chosen, fact, sentence
 from generators.pieces import Cell, fragment, key_of
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder
@@ -117,17 +117,25 @@ def site_bandwidth(result, tr: Translator, options: dict) -> object:
             r.ncu_median_ns,
             r.bandwidth_ncu,
         )
-    note = tr.gettext(
-        N_(
-            "Bytes: the median DRAM bytes of the call site's profiled launches (Nsight Compute); durations: "
-            "the median of its launches in the trace, and under Nsight Compute, which flushes the caches and "
-            "runs one kernel at a time. The headline uses the trace: over the weight-streaming GEMM/GEMV call "
-            "sites, {bw} ({of_copy} of the measured copy bandwidth, {copy}); with Nsight Compute's durations "
-            "the same bytes give {bw_ncu}."
+    note = tr.spaced(
+        tr.gettext(
+            N_(
+                "Bytes: the median DRAM bytes of the call site's profiled launches (Nsight Compute); durations: "
+                "the median of its launches in the trace, and under Nsight Compute, which flushes the caches and "
+                "runs one kernel at a time."
+            )
         ),
-        bw=fact(result, f"{name}.gemm.bandwidth", tr, "tb_per_s"),
-        of_copy=fact(result, f"{name}.gemm.bandwidth.of_copy", tr),
-        copy=fact(result, "bandwidth.measured", tr, "tb_per_s"),
-        bw_ncu=fact(result, f"{name}.gemm.bandwidth_ncu", tr, "tb_per_s"),
+        sentence(
+            result,
+            tr,
+            N_(
+                "The headline uses the trace: over the weight-streaming GEMM/GEMV call sites, {bw} ({of_copy} of "
+                "the measured copy bandwidth, {copy}); with Nsight Compute's durations the same bytes give {bw_ncu}."
+            ),
+            bw=F(f"{name}.gemm.bandwidth", "tb_per_s"),
+            of_copy=F(f"{name}.gemm.bandwidth.of_copy"),
+            copy=F("bandwidth.measured", "tb_per_s"),
+            bw_ncu=F(f"{name}.gemm.bandwidth_ncu", "tb_per_s"),
+        ),
     )
     return fragment(t.build(), note + "\n")
