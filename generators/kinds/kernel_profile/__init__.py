@@ -40,7 +40,7 @@ CHANGES = Model(
 
 _R = "generators.kinds.kernel_profile.render"
 _T, _C, _F, _M = f"{_R}.tables", f"{_R}.classes", f"{_R}.figures", f"{_R}.method"
-_S, _H, _A = f"{_R}.sites", f"{_R}.host", f"{_R}.advice"
+_S, _H, _A, _P = f"{_R}.sites", f"{_R}.host", f"{_R}.advice", f"{_R}.parts"
 V = ("variant",)
 UNITS = (
     Unit("kernel_profile.overview", MODEL, f"{_T}:overview", doc="highlights: range, kernel time, coverage, classes"),
@@ -48,6 +48,8 @@ UNITS = (
     Unit("kernel_profile.top", MODEL, f"{_T}:top", V, doc="top N kernels by total time (variant=: another variant)"),
     Unit("kernel_profile.sites", MODEL, f"{_S}:sites", V, doc="the top kernels split by call site (operator, shapes)"),
     Unit("kernel_profile.site_bandwidth", MODEL, f"{_S}:site_bandwidth", V, doc="DRAM bandwidth per GEMM call site"),
+    Unit("kernel_profile.parts", MODEL, f"{_P}:parts", doc="kernel time by model part: tables and a bar per variant"),
+    Unit("kernel_profile.timeline", MODEL, f"{_P}:timeline", V, doc="one step's kernels by part on a time axis"),
     Unit("kernel_profile.host", MODEL, f"{_H}:host", doc="host side per step, slow operator calls"),
     Unit("kernel_profile.categories", MODEL, f"{_T}:categories", doc="time by kernel category; launch-bound"),
     Unit("kernel_profile.variants", MODEL, f"{_T}:variants", doc="the variants side by side"),

@@ -208,6 +208,8 @@ def top(result, tr: Translator, options: dict) -> object:
     t.col("rank", N_("#"), "count").col("share", N_("Time share"), "percent").col("library", N_("Library"))
     t.col("kernel", N_("Kernel")).col("description", N_("Description")).col("launches", N_("Launches"), "count")
     t.col("total", N_("Total"), "us").col("mean", N_("Mean"), "us").col("class", N_("Class"))
+    t.col("launched_by", N_("Launched by"))
+    vp = result.parts.get(v.name)
     for r in v.top.itertuples():
         t.row(
             key_of(r.name),
@@ -220,6 +222,7 @@ def top(result, tr: Translator, options: dict) -> object:
             r.total_ns,
             r.avg_ns,
             L.cls(r.cls, tr),
+            launched_by(result, vp, str(r.name), tr),
         )
     note = tr.gettext(
         N_(
@@ -235,6 +238,27 @@ def top(result, tr: Translator, options: dict) -> object:
         complete=fact(result, f"{v.name}.top_complete", tr),
     )
     return fragment(t.build(), note + "\n")
+
+
+def launched_by(result, vp, name: str, tr: Translator) -> str:
+    """What launched a kernel in this capture: its operators with their share of its time and
+    the module, function or range above them; "unknown" with the reason when nothing did."""
+    if vp is None or not vp.recorded:
+        return tr.gettext(N_("not recorded in this version"))
+    rows = vp.launched_by.get(name, [])
+    out = []
+    for row in rows:
+        if row["part"] is None and row["op"] is None:
+            out.append(
+                tr.gettext(N_("unknown (no operator at this place in the eager step)"))
+                + f" {tr.percent(row['time_share'], 0)}"
+            )
+            continue
+        op = row["op"] or L.DASH
+        caller = f" ← {row['caller']}" if row["caller"] and row["caller"] != row["op"] else ""
+        part = f" ({tr.pick(result.part_labels[row['part']])})" if row["part"] else ""
+        out.append(f"{op}{caller}{part} {tr.percent(row['time_share'], 0)}")
+    return "; ".join(out) if out else L.DASH
 
 
 def categories(result, tr: Translator, options: dict) -> object:
