@@ -184,3 +184,4 @@ def test_table_output(small):
     assert lines[0].split()[:4] == ["size", "seq", "pass", "timing"] and len(lines) == 2 + 8
     first = raw.record("small", 128, "inference")
     assert f"{Decimal(first['median_ms']):.2f}" in lines[2]
+    assert f"{Decimal(first['graph_event_median_ms']):.2f}" in lines[2]  # the GPU time beside it
