@@ -231,7 +231,7 @@ def _table(doc: dict) -> str:
         "size",
         "seq",
         "pass",
-        "eager timing",
+        "timing",
         "GPU ms",
         "eager median ms",
         "events ms",

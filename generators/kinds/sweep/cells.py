@@ -24,7 +24,9 @@ missing) or ``none`` (a cell that did not run). Only ``ok`` cells get trace colu
 others keep NaN there and their reason.
 
 Derived numbers (base units): ``flops`` (``flops.step_flops``), ``tokens_per_s`` and ``mfu``
-from the CUDA-event median, ``mfu_kernel`` from the traced step's kernel time,
+from the step's GPU time (the CUDA-graph replay's median; NaN where the cell has none),
+``eager_tokens_per_s`` and ``eager_mfu`` from the eager CUDA-event median, ``mfu_kernel`` from
+the traced step's kernel time,
 ``memory_share`` = peak memory ÷ GPU memory, ``oom_asked_bytes`` = what an out-of-memory cell
 had allocated plus the allocation that failed; from the trace, per pass (inference: the
 ``forward`` range; training: ``forward`` + ``backward`` + ``optimizer``): ``kernel_ns``,
@@ -34,7 +36,15 @@ phases) with ``top_ns``, ``top_launches`` and ``top_share``; from the forward's 
 kernels inside ``scores`` and ``matmul``), ``softmax_ratio = softmax_ns / (qk_ns + pv_ns)``,
 ``softmax_cast_share`` (copy/cast kernels'
 share of the softmax range), ``backward_ratio`` (backward ÷ forward kernel time),
-``flop_ratio`` (``flops.softmax_flop_ratio``) and ``per_flop = softmax_ratio / flop_ratio``.
+``flop_ratio`` (``flops.softmax_flop_ratio``) and ``per_flop = softmax_ratio / flop_ratio``;
+per range of a training step, ``<range>_gemm_ns`` and ``<range>_gemm_fraction`` (GEMM time ÷
+the range's kernel time), ``fb_gemm_fraction`` (forward and backward together) and
+``optimizer_share`` (optimizer ÷ the step's kernel time).
+
+Per process (``p1_``, ``p2_``): ``warmup`` steps and ``warmup_outcome`` (:func:`warmup_outcome`),
+``first_ns`` (the first warm-up step) and ``first_ratio`` (÷ that process's median),
+``position`` (cells the process ran before this one) and ``sm_clocks`` (nvidia-smi's SM clock
+before and after); ``p2_peak_memory_bytes`` and ``peak_factor`` (the larger peak ÷ the smaller).
 """
 
 from __future__ import annotations

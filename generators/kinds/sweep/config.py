@@ -52,6 +52,7 @@ class Config(ReportBase, tag="sweep"):
 
     def __post_init__(self) -> None:
         relative_file("results", self.results)
+        relative_file("diagnosis", self.diagnosis)
         if self.top_non_gemm < 1:
             raise ValueError(f"top_non_gemm: must be at least 1, got {self.top_non_gemm}")
         if not self.softmax_ops_per_element > 0:

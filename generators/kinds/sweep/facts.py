@@ -46,6 +46,22 @@ category), ``non_gemm.<seq>.<rank>.share`` / ``.time``, ``optimizer_share.min`` 
 (``peak ÷ copy``), ``softmax.ops``, ``softmax.intensity_max`` (ops ÷ 4 bytes: a BF16 score
 read and a probability written), ``batch``, ``reps``, ``sizes``, ``seqs``,
 ``seq.min``, ``seq.max``, ``busy.threshold``, ``ratio.threshold``, ``spread.threshold``.
+
+Issues 24 and 27: per cell also ``gemm_forward`` / ``gemm_backward`` / ``gemm_optimizer`` /
+``gemm_fb`` (GEMM share of a training range), ``optimizer_share``, ``eager_tokens_per_s``,
+``eager_mfu``, ``peak_memory2``, ``peak_factor``, ``first`` / ``first2`` and ``first_ratio`` /
+``first_ratio2``. Over the cells: ``gemm.train_cells``, ``gemm.backward_above_forward``,
+``gemm.pairs``, ``gemm.train_below_inference``, ``gemm.fb_not_below_inference``,
+``gemm.below.optimizer_share.*`` / ``gemm.not_below.optimizer_share.*``,
+``gemm_fraction.gemm_<range>.*``; ``cells.gpu_time`` / ``cells.no_gpu_time``, ``mfu.*`` and
+``mfu.<pass>.*`` (GPU time), ``eager_mfu.<timing>.*``, ``tokens_per_s.*``; ``warmup.processes``,
+``warmup.<steady|cap_steps|cap_time|capped>`` (and ``.steps.*``), ``warmup.first_slower``,
+``first_ratio.*``, ``warmup.max_steps`` / ``max_time`` / ``window`` (the rule); ``memory.*``
+(positions, the two processes' peaks); ``diag.*`` (the BF16-weights test); per length
+``ran.seq.<n>`` and ``<timing>.seq.<n>``; trends ``optimizer.length_factor.*``,
+``optimizer_share.falling_sizes``, ``attention_share.rising_sizes``,
+``kernels.inference.length_varying``, ``mfu_kernel.rising_with_size``; ``gpu_state.readings`` /
+``at_max_clock``; ``non_gemm_cell.*`` (each inference cell's own first non-GEMM kernel).
 """
 
 from __future__ import annotations

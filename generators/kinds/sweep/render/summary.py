@@ -42,9 +42,9 @@ def overview(result, tr: Translator, options: dict) -> object:
         ),
         tr.gettext(
             N_(
-                "Timing: {stable} cells are stable GPU measurements; {host} are host-bound (the GPU is busy less "
-                "than {busy} of the step: the time is the host's); {unstable} are unstable (the GPU is busy, but "
-                "the two processes or the quartiles disagree)."
+                "Eager step timing: {stable} cells are stable GPU measurements; {host} are host-bound (the GPU is "
+                "busy less than {busy} of the step: the time is the host's); {unstable} are unstable (the GPU is "
+                "busy, but the two processes or the quartiles disagree)."
             ),
             stable=f("cells.stable"),
             host=f("cells.host_bound"),
@@ -59,6 +59,18 @@ def overview(result, tr: Translator, options: dict) -> object:
             dev=f("event_wall.max_dev"),
         ),
     ]
+    gpu_cells = result.facts.get("cells.gpu_time")
+    if gpu_cells is not None and gpu_cells.value:
+        items.append(
+            tr.gettext(
+                N_(
+                    "GPU time (the step replayed as a CUDA graph, without the host): {gpu} cells, the measure of "
+                    "their tokens/s and MFU; {none} ran without one (the replay ran out of memory)."
+                ),
+                gpu=f("cells.gpu_time"),
+                none=f("cells.no_gpu_time"),
+            )
+        )
     best = result.analysis.best.get("gpu")
     if best:
         items.append(

@@ -106,9 +106,8 @@ def timing(result, tr: Translator, options: dict) -> object:
         spread=tr.percent(s.max_spread),
     )
     if not result.facts.get("cells.gpu_time") or not result.facts["cells.gpu_time"].value:
-        note += " " + tr.gettext(
-            N_("This version has no GPU time (it was not replayed as a CUDA graph): only the eager times.")
-        )
+        none = N_("This version has no GPU time (it was not replayed as a CUDA graph): only the eager times.")
+        note = tr.spaced(note, tr.gettext(none))
     return fragment(t.build(), note + "\n")
 
 
