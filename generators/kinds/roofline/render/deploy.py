@@ -290,6 +290,9 @@ def placement(result, tr: Translator, options: dict) -> object:
     return fragment(legend + "\n", *out)
 
 
+#: Op and kernel names the mistakes table shows as code.
+CODE_NAMES = ("dsv3_fused_a_gemm", "fused_qkv_a_proj", "q_b_proj", "q_nope_w_kc", "attn_w_vc", "kv_b_proj", "o_proj")
+
 #: The template's statements, quoted from issue 27 ("Why"), by mistake key.
 QUOTES = {
     "fp4_batch1": N_("The FP4 GEMMs are compute-bound at batch 1, at 7,000 to 15,000 FLOP/byte."),
@@ -344,11 +347,12 @@ def mistakes(result, tr: Translator, options: dict) -> object:
             tr_=f(f"{k}.template_ridge"),
         )
         quote = tr.gettext(QUOTES[r.key])
+        names = tuple(n for n in CODE_NAMES if n in quote or n in body)
         t.row(
             key_of(r.key),
             i,
-            Cell(quote, quote),
-            Cell(body, body),
+            Cell(quote, quote, codes=names),
+            Cell(body, body, codes=names),
             Cell(formulas[r.formula], formulas[r.formula], "code"),
         )
     return fragment(t.build())
