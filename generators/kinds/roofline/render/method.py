@@ -7,7 +7,7 @@ writes none of its own, only what each one computes and what its symbols stand f
 
 from __future__ import annotations
 
-from generators.analysis import llm_ops, op_roofline
+from generators.analysis import llm_deploy, llm_ops, op_roofline
 from generators.kinds.roofline.render import labels as L
 from generators.kinds.roofline.render.tables import fact
 from generators.pieces import Cell, fragment, key_of
@@ -20,7 +20,7 @@ from generators.render.tables import TableBuilder, code, text
 def _formulas(tr: Translator):
     t = TableBuilder("formulas", tr)
     t.col("what", N_("Quantity")).col("formula", N_("Formula"))
-    for f in (*llm_ops.FORMULAS, *op_roofline.FORMULAS):
+    for f in (*llm_ops.FORMULAS, *op_roofline.FORMULAS, *llm_deploy.FORMULAS):
         t.row(key_of(f.name), tr.gettext(L.FORMULAS[f.name]), Cell(f.text(), f.text(), "code"))
     return t.build()
 
