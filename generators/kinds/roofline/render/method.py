@@ -199,9 +199,21 @@ def caveats(result, tr: Translator, options: dict) -> object:
         tr.gettext(
             N_(
                 "The microbenchmarks differ from the model where noted: FP8 GEMMs read FP8 activations with one "
-                "scale per tensor (the model counts BF16 activations and 128 × 128 weight blocks); SiLU-and-mul "
+                "scale per tensor (their predictions count BF16 activations and 128 × 128 weight blocks, while the "
+                "op tables follow the serving recipe: FP8 activations with a scale per 1 × 128); SiLU-and-mul "
                 "runs as two eager kernels; decode attention is plain multi-head attention with separate keys and "
                 "values, not MLA, and is compared with the same attention formula at its own shape."
+            )
+        ),
+        tr.gettext(
+            N_(
+                "The deployment analysis is an upper bound: all the memory beside the weights holds KV cache "
+                "(nothing for activations, workspaces or fragmentation), experts are placed and routed uniformly, "
+                "expert-parallel traffic overlaps compute completely, and the traffic between the two H100 nodes "
+                "crosses the network, which is not timed. NVIDIA's second FP4 checkpoint of DeepSeek-R1 says it "
+                "additionally quantizes the attention output projection, so the first keeps at least that projection "
+                "in higher precision; this page puts every linear layer but the router, the head and the absorbed "
+                "matmuls in the weight format."
             )
         ),
     ]
