@@ -113,6 +113,14 @@ def deployments(result, tr: Translator, options: dict) -> object:
             r.combine_bytes,
             r.ep_bytes * moe_layers * MB,
         )
+    if result.config.serving.kv_layout == "tp":
+        layout = tr.gettext(
+            N_(
+                "Tensor-parallel attention: the attention blocks' weights are split over the deployment's GPUs and "
+                "every GPU keeps the latent KV cache of all its sequences; the tokens/s tables are not modelled for it."
+            )
+        )
+        return fragment(t.build(), layout + "\n")
     legend = tr.gettext(
         N_(
             "The smallest configured deployment whose weights per GPU fit the GPU's memory. Data-parallel attention: "
