@@ -8,7 +8,7 @@ import math
 
 import pytest
 
-from generators.analysis import formulas, llm_ops, op_roofline
+from generators.analysis import formulas, llm_deploy, llm_ops, op_roofline
 from generators.analysis.formulas import Formula
 
 
@@ -80,7 +80,7 @@ def test_the_roofline_formulas_against_hand_values():
 
 
 def test_every_formula_has_a_unique_name_and_shows_its_symbol():
-    everything = [*llm_ops.FORMULAS, *op_roofline.FORMULAS]
+    everything = [*llm_ops.FORMULAS, *op_roofline.FORMULAS, *llm_deploy.FORMULAS]
     names = [f.name for f in everything]
     assert len(set(names)) == len(names)
     for f in everything:

@@ -214,3 +214,21 @@ def test_cli_carries_the_deployment(repo_root):
         cwd=repo_root,
     )
     assert bad.returncode == 2 and bad.stderr.startswith("error:") and bad.stdout == ""
+
+
+def test_does_not_fit_and_the_tensor_parallel_layout(deepseek, gpus, config):
+    """H100 with one node of 8 only: the FP8 weights do not fit, so no capacity and no throughput;
+    tensor-parallel attention splits the attention weights and keeps every sequence's KV on each GPU."""
+    one_node = msgspec.structs.replace(
+        config, gpus=[msgspec.structs.replace(config.gpus[0], deployments=[8])], measured_gpu="h100-sxm"
+    )
+    h100 = [gpus["h100-sxm"]]
+    deploy = analysis.deployments([deepseek], h100, one_node)
+    assert deploy["gpus"].isna().all()
+    assert analysis.capacity([deepseek], h100, one_node, deploy)["max_batch"].isna().all()
+    assert analysis.throughput([deepseek], h100, one_node, deploy).empty
+    b200 = gpus["b200"]
+    split = dep.split_weights(deepseek, "fp4")
+    tp = split["other"] + split["attention"] / 8 + split["routed"] / 8
+    assert dep.weights_per_gpu(deepseek, "fp4", 8, "tp") == pytest.approx(tp)
+    assert dep.max_batch(deepseek, b200, "fp4", 8, 4096, "tp") == int((180e9 - tp) / (4096 * 70272)) // 8

@@ -45,8 +45,13 @@ def weight_bytes(fmt: str, n: int, k: int) -> float:
     return n * k / 2 + n * math.ceil(k / 16)  # NVFP4: half a byte + an FP8 scale per 16 along k
 
 
+#: Bytes of one input activation element per weight format, as the serving recipes run them:
+#: BF16 W16A16; FP8 W8A8 (an FP32 scale per 1 x 128); NVFP4 W4A4 (an FP8 scale per 16). Outputs BF16.
+ACT = {"bf16": 2, "fp8": 1 + 4 / 128, "fp4": 0.5 + 1 / 16}
+
+
 def intensity(fmt: str, n: int, k: int, m: float) -> float:
-    return 2 * m * n * k / (weight_bytes(fmt, n, k) + 2 * m * (n + k))
+    return 2 * m * n * k / (weight_bytes(fmt, n, k) + m * (ACT[fmt] * k + 2 * n))
 
 
 def crossing_m(fmt: str, n: int, k: int, ridge: float) -> float:
@@ -83,7 +88,7 @@ def pages(built_site) -> dict[str, str]:
 
 def test_both_languages_have_the_same_sections_tables_and_figures(pages):
     en, zh = pages["en"], pages["zh"]
-    assert en.count("<h2") == zh.count("<h2") == 13
+    assert en.count("<h2") == zh.count("<h2") == 18
     anchors = [re.findall(r'data-anchor="(roofline\.[^"]+)"', p) for p in (en, zh)]
     assert anchors[0] == anchors[1] and len(anchors[0]) > 400
     assert en.count('class="ps-figure"') == zh.count('class="ps-figure"') == 6
@@ -180,3 +185,21 @@ def test_the_headline_numbers_in_prose(pages):
 def test_fp4_on_the_h100_is_said_to_be_unmeasurable_in_both_languages(pages):
     assert "no FP4 tensor-core instructions" in pages["en"]
     assert "没有 FP4 张量核心指令" in pages["zh"]
+
+
+def test_deployment_tables_by_hand(pages):
+    """Parameters, KV bytes, the KV cap at 4,096 positions and the template's GB200 ridge, from
+    the model's dimensions and the hardware files' figures (issue 27)."""
+    en = pages["en"]
+    cells = row_cells(en, "roofline.params/params/deepseek-v3")
+    assert (number(cells[1]), number(cells[3]), number(cells[4])) == (671.0, 1152, 61 * (512 + 64) * 2)
+    # B200, one node of 8, FP4 weights: the routed experts split 8 ways, everything else on every GPU
+    routed = 58 * 256 * sum(weight_bytes("fp4", n, k) for n, k in EXPERTS.values())
+    cap = row_cells(en, "roofline.kv_capacity/kv-capacity.deepseek-v3/b200")
+    assert number(cap[1]) == 8
+    # the weights per GPU as the deployment table shows them (GB, one decimal), the cap within one sequence
+    wpg = number(row_cells(en, "roofline.deployments/deployments.deepseek-v3/b200")[4]) * 1e9
+    assert abs(number(cap[2]) - (180e9 - wpg) / (4096 * 70272)) <= 1 + 0.05e9 / (4096 * 70272)
+    assert wpg > routed / 8  # the replicated part on top of the experts' share
+    m = row_cells(en, "roofline.mistakes/mistakes/gb200_peaks")
+    assert "1,250.0" in m[2] and "1,125.0" in m[2]  # 10,000 / 8 and the template's 9,000 / 8

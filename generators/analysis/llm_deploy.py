@@ -50,14 +50,14 @@ from generators.readers.llm_model import MlaSpec, ModelSpec
 KV_LAYOUTS = ("dp", "tp")
 GEMM_KINDS = ("gemm", "bmm", "grouped_gemm")
 
-KV_LAYER = Formula("kv.per_layer", "C_l", "2 * (c + r)")
+KV_LAYER = Formula("kv.per_layer", "C_l", "2 * (d_c + d_r)")
 KV_TOKEN = Formula("kv.per_token", "C", "layers * C_l")
 GPU_WEIGHTS = Formula("deploy.weights_per_gpu", "W_gpu", "W_rep + W_exp / G")
-MAX_BATCH = Formula("deploy.max_batch", "B_max", "(M - W_gpu) / (L * C)")  # rounded down
-EP_BYTES = Formula("ep.bytes_per_token", "X", "(G - 1) / G * a * h * (u_d + u_c)")
-EP_TIME = Formula("ep.time", "T_x", "B * X / (NV / 2)")
+MAX_BATCH = Formula("deploy.max_batch", "b_max", "(M - W_gpu) / (L * C)")  # rounded down
+EP_BYTES = Formula("ep.bytes_per_token", "X", "(G - 1) / G * a * H * (u_d + u_c)")
+EP_TIME = Formula("ep.time", "T_x", "b * X / (NV / 2)")
 MOE_LAYER_TIME = Formula("deploy.moe_layer", "T_moe", "max(T_ops, T_x)")
-TOKENS_PER_S = Formula("deploy.tokens_per_s", "tok", "B / T_step")
+TOKENS_PER_S = Formula("deploy.tokens_per_s", "tok", "b / T_step")
 FORMULAS = (KV_LAYER, KV_TOKEN, GPU_WEIGHTS, MAX_BATCH, EP_BYTES, EP_TIME, MOE_LAYER_TIME, TOKENS_PER_S)
 
 
@@ -144,8 +144,8 @@ def kv_bytes_per_layer(model: ModelSpec) -> int:
     """KV-cache bytes one position takes in one layer (BF16)."""
     att = model.attention
     if isinstance(att, MlaSpec):
-        return KV_LAYER(c=att.kv_lora_rank, r=att.qk_rope_head_dim)
-    return KV_LAYER(c=2 * att.num_kv_heads * att.head_dim, r=0)
+        return KV_LAYER(d_c=att.kv_lora_rank, d_r=att.qk_rope_head_dim)
+    return KV_LAYER(d_c=2 * att.num_kv_heads * att.head_dim, d_r=0)
 
 
 def kv_bytes_per_token(model: ModelSpec) -> int:
@@ -225,8 +225,8 @@ def ep_bytes_per_token(model: ModelSpec, gpus: int, dispatch: str, combine: str)
         return {"dispatch": 0.0, "combine": 0.0, "bytes": 0.0}
     h, a = model.hidden_size, moe.active_experts
     out = {
-        "dispatch": EP_BYTES(G=gpus, a=a, h=h, u_d=llm_ops.act_element_bytes(dispatch), u_c=0),
-        "combine": EP_BYTES(G=gpus, a=a, h=h, u_d=0, u_c=llm_ops.act_element_bytes(combine)),
+        "dispatch": EP_BYTES(G=gpus, a=a, H=h, u_d=llm_ops.act_element_bytes(dispatch), u_c=0),
+        "combine": EP_BYTES(G=gpus, a=a, H=h, u_d=0, u_c=llm_ops.act_element_bytes(combine)),
     }
     out["bytes"] = out["dispatch"] + out["combine"]
     return out
@@ -286,7 +286,7 @@ def gpu_step(
             compute["moe"] += f
             memory["moe"] += b
             ops_s["moe"] += t
-    ep_s = 0.0 if not nvlink or gpus == 1 else EP_TIME(B=batch, X=ep["bytes"], NV=2 * nvlink)
+    ep_s = 0.0 if not nvlink or gpus == 1 else EP_TIME(b=batch, X=ep["bytes"], NV=2 * nvlink)
     moe_layer = MOE_LAYER_TIME(T_ops=ops_s["moe"], T_x=ep_s)
     step = ops_s["step"] + model.moe_layers * (moe_layer - ops_s["moe"]) if model.moe is not None else ops_s["step"]
     has_moe = model.moe is not None and model.moe_layers > 0
@@ -306,7 +306,7 @@ def gpu_step(
         "step_s": step,
         "step_bound": max(step_three, key=step_three.get),
         "per_token_s": step / batch,
-        "tokens_per_s": TOKENS_PER_S(B=batch, T_step=step),
+        "tokens_per_s": TOKENS_PER_S(b=batch, T_step=step),
     }
 
 

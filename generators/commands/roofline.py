@@ -262,6 +262,33 @@ def render(doc: dict) -> str:
         for c in doc["crossings"]
     ]
     out += ["", "ridge crossings (decode)", tabulate(cross, headers=["weights", "op", "dtype", "ridge", "m", "batch"])]
+    dep = doc.get("deployment")
+    if dep:
+        d = dep["deployment"]
+        p = dep["parameters"]
+        out += [
+            "",
+            f"parameters: {p['total'] / 1e9:,.1f} B total, {p['active'] / 1e9:,.1f} B active per token; "
+            f"KV {dep['kv_bytes_per_token']:,} bytes per position ({dep['kv_bytes_per_layer']:,} per layer)",
+            f"deployment ({d['weights']} weights, {d['act']} activations, {d['kv_layout']} attention): "
+            + ("does not fit" if d["gpus"] is None else f"{d['gpus']} GPUs, {d['weights_per_gpu'] / 1e9:,.1f} GB each")
+            + f"; expert-parallel bytes per token and MoE layer {d['ep_bytes']:,.0f}",
+        ]
+        cap = [[c["context"], _number(c["max_batch"])] for c in dep["capacity"]]
+        out += ["", "KV cap (batch per GPU)", tabulate(cap, headers=["context", "max batch"])]
+        rows = [
+            [
+                t["batch"],
+                "yes" if t["fits"] else "no",
+                _number(t["tokens_per_s"]),
+                t["moe_bound"] or "",
+                _number(t["ep_s"] * 1e6),
+                _number(t["moe_ops_s"] * 1e6),
+            ]
+            for t in dep["throughput"]
+        ]
+        headers = ["batch/GPU", "KV fits", "tokens/s/GPU", "MoE bound", "EP us", "MoE ops us"]
+        out += ["", f"one GPU's decode step at KV {doc['kv_len']}", tabulate(rows, headers=headers)]
     return "\n".join(out)
 
 

@@ -268,9 +268,12 @@ THROUGHPUT_COLUMNS = ["model", "gpu", "weights", "gpus", "kv_len", "max_batch", 
 
 def throughput(models: list[ModelSpec], gpus: list[GpuSpec], config: Config, deploy: pd.DataFrame) -> pd.DataFrame:
     """One GPU's decode step per batch of the configuration and at the KV cap (``max_batch``
-    at ``decode.kv_len``); ``fits`` false beyond the cap. Nothing where the model does not fit."""
+    at ``decode.kv_len``); ``fits`` false beyond the cap. Nothing where the model does not fit,
+    and nothing with tensor-parallel attention (``kv_layout: tp``), which this step does not model."""
     rows = []
     kv_len = config.decode.kv_len
+    if config.serving.kv_layout != "dp":  # the step is modelled for data-parallel attention only
+        return pd.DataFrame(rows, columns=THROUGHPUT_COLUMNS)
     for m in models:
         for gpu in gpus:
             d = deploy[(deploy["model"] == m.id) & (deploy["gpu"] == gpu.id)].iloc[0]

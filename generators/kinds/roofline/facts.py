@@ -242,8 +242,8 @@ def _deploy(result, model_id: str) -> dict[str, Quantity]:
     p = result.params[result.params["model"] == model_id].iloc[0]
     out["params.total_b"] = Quantity(p["total"] / 1e9, "count")
     out["params.active_b"] = Quantity(p["active"] / 1e9, "count")
-    out["kv.per_layer"] = Quantity(p["kv_per_layer"], "bytes")
-    out["kv.per_token"] = Quantity(p["kv_per_token"], "bytes")
+    out["kv.per_layer"] = Quantity(p["kv_per_layer"], "count")  # bytes, shown as a plain number
+    out["kv.per_token"] = Quantity(p["kv_per_token"], "count")
     for r in result.bytes_per_token[result.bytes_per_token["model"] == model_id].itertuples():
         key = f"bytes.{r.phase}.{'b' if r.phase == 'decode' else 's'}{r.size}.{r.weights}"
         for part, value in (("weights", r.weight_bytes), ("acts", r.act_bytes), ("kv", r.kv_bytes), ("total", r.bytes)):
@@ -255,8 +255,8 @@ def _deploy(result, model_id: str) -> dict[str, Quantity]:
             out[f"{d.gpu}.deploy.gpus"] = Quantity(int(d.gpus), "count")
             out[f"{d.gpu}.deploy.weights_per_gpu"] = Quantity(d.weights_per_gpu, "bytes")
         for part in ("dispatch", "combine"):
-            out[f"{d.gpu}.ep.{part}"] = Quantity(getattr(d, f"{part}_bytes"), "bytes")
-        out[f"{d.gpu}.ep.bytes"] = Quantity(d.ep_bytes, "bytes")
+            out[f"{d.gpu}.ep.{part}"] = Quantity(getattr(d, f"{part}_bytes"), "count")  # bytes, plain
+        out[f"{d.gpu}.ep.bytes"] = Quantity(d.ep_bytes, "count")
     for c in result.capacity[result.capacity["model"] == model_id].itertuples():
         if not pd.isna(c.max_batch):
             out[f"{c.gpu}.kv_cap.c{c.context}"] = Quantity(int(c.max_batch), "count")

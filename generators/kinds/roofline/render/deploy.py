@@ -113,6 +113,14 @@ def deployments(result, tr: Translator, options: dict) -> object:
             r.combine_bytes,
             r.ep_bytes * moe_layers * MB,
         )
+    if result.config.serving.kv_layout == "tp":
+        layout = tr.gettext(
+            N_(
+                "Tensor-parallel attention: the attention blocks' weights are split over the deployment's GPUs and "
+                "every GPU keeps the latent KV cache of all its sequences; the tokens/s tables are not modelled for it."
+            )
+        )
+        return fragment(t.build(), layout + "\n")
     legend = tr.gettext(
         N_(
             "The smallest configured deployment whose weights per GPU fit the GPU's memory. Data-parallel attention: "
@@ -290,6 +298,9 @@ def placement(result, tr: Translator, options: dict) -> object:
     return fragment(legend + "\n", *out)
 
 
+#: Op and kernel names the mistakes table shows as code.
+CODE_NAMES = ("dsv3_fused_a_gemm", "fused_qkv_a_proj", "q_b_proj", "q_nope_w_kc", "attn_w_vc", "kv_b_proj", "o_proj")
+
 #: The template's statements, quoted from issue 27 ("Why"), by mistake key.
 QUOTES = {
     "fp4_batch1": N_("The FP4 GEMMs are compute-bound at batch 1, at 7,000 to 15,000 FLOP/byte."),
@@ -344,11 +355,12 @@ def mistakes(result, tr: Translator, options: dict) -> object:
             tr_=f(f"{k}.template_ridge"),
         )
         quote = tr.gettext(QUOTES[r.key])
+        names = tuple(n for n in CODE_NAMES if n in quote or n in body)
         t.row(
             key_of(r.key),
             i,
-            Cell(quote, quote),
-            Cell(body, body),
+            Cell(quote, quote, codes=names),
+            Cell(body, body, codes=names),
             Cell(formulas[r.formula], formulas[r.formula], "code"),
         )
     return fragment(t.build())

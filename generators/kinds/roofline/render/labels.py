@@ -77,6 +77,14 @@ FORMULAS = {
     "step": N_("An op's part of the step (the step is the sum over its ops)"),
     "crossing": N_("Tokens per weight matrix at the ridge"),
     "error": N_("Prediction error of a measured point"),
+    "kv.per_layer": N_("KV-cache bytes per position and layer (BF16)"),
+    "kv.per_token": N_("KV-cache bytes per position, all layers"),
+    "deploy.weights_per_gpu": N_("Weight bytes per GPU (data-parallel attention, expert-parallel routed experts)"),
+    "deploy.max_batch": N_("Largest batch per GPU whose KV cache fits (rounded down)"),
+    "ep.bytes_per_token": N_("Expert-parallel bytes per token and MoE layer that leave a GPU"),
+    "ep.time": N_("Expert-parallel traffic time of a MoE layer"),
+    "deploy.moe_layer": N_("A MoE layer's time in a deployment"),
+    "deploy.tokens_per_s": N_("Tokens per second per GPU"),
 }
 #: Symbol -> what it stands for.
 SYMBOLS = {
@@ -98,6 +106,14 @@ SYMBOLS = {
     "u": N_("bytes of one input activation element: 2 in BF16, 1 + 4/128 in FP8 (W8A8), 0.5 + 1/16 in FP4 (W4A4)"),
     "A_t": N_("activation bytes one token adds to a GEMM: k · u + 2 · n"),
     "count": N_("how often the op runs in one step (layers)"),
+    "d_c, d_r": N_("KV cache: elements per position and layer (MLA: the latent and the RoPE key)"),
+    "C_l, C, layers": N_("KV-cache bytes per position, one layer and all layers; the layers"),
+    "W_rep, W_exp, W_gpu": N_("weight bytes on every GPU, of the routed experts, and per GPU"),
+    "G, M": N_("GPUs of the deployment (the expert-parallel degree) and memory per GPU (bytes)"),
+    "H, u_d, u_c": N_("hidden size; bytes per element of the dispatch and of the combine"),
+    "X, NV": N_("expert-parallel bytes per token and MoE layer; NVLink bytes/s, both directions"),
+    "b_max, tok, T_step": N_("largest batch per GPU, tokens per second per GPU, one GPU's step time"),
+    "T_x, T_ops, T_moe": N_("a MoE layer's traffic time, its ops' summed roofline time, its time"),
 }
 
 

@@ -7,7 +7,7 @@ writes none of its own, only what each one computes and what its symbols stand f
 
 from __future__ import annotations
 
-from generators.analysis import llm_ops, op_roofline
+from generators.analysis import llm_deploy, llm_ops, op_roofline
 from generators.kinds.roofline.render import labels as L
 from generators.kinds.roofline.render.tables import fact
 from generators.pieces import Cell, fragment, key_of
@@ -20,7 +20,7 @@ from generators.render.tables import TableBuilder, code, text
 def _formulas(tr: Translator):
     t = TableBuilder("formulas", tr)
     t.col("what", N_("Quantity")).col("formula", N_("Formula"))
-    for f in (*llm_ops.FORMULAS, *op_roofline.FORMULAS):
+    for f in (*llm_ops.FORMULAS, *op_roofline.FORMULAS, *llm_deploy.FORMULAS):
         t.row(key_of(f.name), tr.gettext(L.FORMULAS[f.name]), Cell(f.text(), f.text(), "code"))
     return t.build()
 
@@ -199,9 +199,21 @@ def caveats(result, tr: Translator, options: dict) -> object:
         tr.gettext(
             N_(
                 "The microbenchmarks differ from the model where noted: FP8 GEMMs read FP8 activations with one "
-                "scale per tensor (the model counts BF16 activations and 128 × 128 weight blocks); SiLU-and-mul "
+                "scale per tensor (their predictions count BF16 activations and 128 × 128 weight blocks, while the "
+                "op tables follow the serving recipe: FP8 activations with a scale per 1 × 128); SiLU-and-mul "
                 "runs as two eager kernels; decode attention is plain multi-head attention with separate keys and "
                 "values, not MLA, and is compared with the same attention formula at its own shape."
+            )
+        ),
+        tr.gettext(
+            N_(
+                "The deployment analysis is an upper bound: all the memory beside the weights holds KV cache "
+                "(nothing for activations, workspaces or fragmentation), experts are placed and routed uniformly, "
+                "expert-parallel traffic overlaps compute completely, and the traffic between the two H100 nodes "
+                "crosses the network, which is not timed. NVIDIA's second FP4 checkpoint of DeepSeek-R1 says it "
+                "additionally quantizes the attention output projection, so the first keeps at least that projection "
+                "in higher precision; this page puts every linear layer but the router, the head and the absorbed "
+                "matmuls in the weight format."
             )
         ),
     ]
