@@ -79,15 +79,34 @@ def _hardware(result) -> dict[str, Quantity]:
     for gpu in result.gpus.values():
         if gpu.memory_bytes.value is not None:
             out[f"memory.{gpu.id}"] = Quantity(gpu.memory_bytes.value, "bytes")
-    dram = result.ceilings[result.ceilings["op"].str.startswith("dram_")]
+    c = result.ceilings
+    dram = c[c["dram"]]
     if len(dram):
         best = dram.loc[dram["bytes_per_s"].idxmax()]
         out["measured.dram_bandwidth"] = Quantity(best.bytes_per_s, "bytes_per_s")
         out["measured.dram_bandwidth.of_spec"] = Quantity(best.of_spec, "fraction")
-    for row in result.ceilings.itertuples():
-        if row.op.startswith("l2_"):
-            out[f"measured.{row.op}_bandwidth"] = Quantity(row.bytes_per_s, "bytes_per_s")
+        out["measured.dram_rows"] = Quantity(len(dram), "count")
+        out["measured.dram_rows.ceiling"] = Quantity(int(dram["ceiling"].sum()), "count")
+        out["measured.dram_min"] = Quantity(dram["bytes_per_s"].min(), "bytes_per_s")
+        # per source, stream kind and timing: the best of its sizes
+        for (source, kind, method), part in dram.groupby(
+            [dram["source"], dram["op"].map(_stream_kind), dram["method"]], sort=False
+        ):
+            out[f"measured.dram.{source}.{kind}.{method}"] = Quantity(part["bytes_per_s"].max(), "bytes_per_s")
+        flushed = dram[dram["l2_flushed"]]
+        if len(flushed):
+            out["measured.dram.flushed_max"] = Quantity(flushed["bytes_per_s"].max(), "bytes_per_s")
+        unflushed = dram[~dram["l2_flushed"]]
+        if len(unflushed):
+            out["measured.dram.unflushed_min"] = Quantity(unflushed["bytes_per_s"].min(), "bytes_per_s")
+    for row in c[~c["dram"]].itertuples():
+        out[f"measured.{row.op}_bandwidth"] = Quantity(row.bytes_per_s, "bytes_per_s")
     return out
+
+
+def _stream_kind(op: str) -> str:
+    """copy | read: what a DRAM ceiling row's stream does."""
+    return "copy" if op.endswith("copy") else "read"
 
 
 def _linear_b1(ops: pd.DataFrame) -> dict[str, Quantity]:
@@ -155,9 +174,33 @@ def _steps(ops: pd.DataFrame, totals: pd.DataFrame) -> dict[str, Quantity]:
     return out
 
 
+#: The decode batch from which the overview gives the routed experts' share of a MoE layer.
+EXPERTS_FROM_BATCH = 8
+
+
+def _experts_layer_share(ops: pd.DataFrame) -> dict[str, Quantity]:
+    """``<gpu>.<w>.decode.experts_layer_share_min`` / ``_max`` / ``.from``: the routed-expert
+    GEMMs' (grouped GEMMs of the MoE layer) share of the MoE layer's predicted time, lowest and
+    highest over the decode batches from ``EXPERTS_FROM_BATCH`` on; ``.b<B>`` per batch."""
+    out = {}
+    part = ops[(ops["phase"] == "decode") & (ops["kind"] == "grouped_gemm") & (ops["count"] > 0)]
+    for (gpu, w), rows in part.groupby(["gpu", "weights"], sort=False):
+        per_batch = rows.groupby("size")["layer_share"].sum()
+        for b, share in per_batch.items():
+            out[f"{gpu}.{w}.decode.b{int(b)}.experts_layer_share"] = Quantity(float(share), "fraction")
+        later = per_batch[per_batch.index >= EXPERTS_FROM_BATCH]
+        if len(later):
+            out[f"{gpu}.{w}.decode.experts_layer_share_min"] = Quantity(float(later.min()), "fraction")
+            out[f"{gpu}.{w}.decode.experts_layer_share_max"] = Quantity(float(later.max()), "fraction")
+            out[f"{gpu}.{w}.decode.experts_layer_share.from"] = Quantity(int(later.index.min()), "count")
+            out[f"{gpu}.{w}.decode.experts_layer_share.to"] = Quantity(int(later.index.max()), "count")
+    return out
+
+
 def _model(result, model_id: str) -> dict[str, Quantity]:
     ops = result.ops[result.ops["model"] == model_id]
     out = _linear_b1(ops)
+    out.update(_experts_layer_share(ops))
     for row in result.weights[result.weights["model"] == model_id].itertuples():
         out[f"weights.{row.weights}"] = Quantity(row.bytes, "bytes")
     out.update(_crossings(result.crossings[result.crossings["model"] == model_id]))
@@ -206,8 +249,70 @@ def _measured(result) -> dict[str, Quantity]:
     if len(att):
         out["measured.attention.error_min"] = Quantity(att["error"].min(), "fraction")
         out["measured.attention.error_max"] = Quantity(att["error"].max(), "fraction")
+    gemm = c[c["op"] == "gemm"]
+    if len(gemm):
+        rate = gemm["bytes"] / gemm["measured_s"]
+        top = gemm.loc[rate.idxmax()]
+        out["measured.kernel_bandwidth_max"] = Quantity(float(rate.max()), "bytes_per_s")
+        out[f"measured.kernel_bandwidth_max.is.{top['name']}.{top['dtype']}.m{int(top['m'])}"] = Quantity(1, "count")
+    if c["measured_roof_error"].notna().any():
+        out["measured.roof_error_negative"] = Quantity(int((c["measured_roof_error"] < 0).sum()), "count")
+        out["measured.roof_error_min"] = Quantity(float(c["measured_roof_error"].min()), "fraction")
+        for r in c[c["name"] == "lm_head"].itertuples():
+            out[f"measured.lm_head.{r.dtype}.m{r.m}.roof_error"] = Quantity(r.measured_roof_error, "fraction")
+    out.update(_mla(result))
+    out.update(_fits(result))
     fp4 = result.bench.unsupported
     out["measured.fp4_unsupported"] = Quantity(int((fp4["dtype"] == "fp4").any()), "count")
+    return out
+
+
+def _mla(result) -> dict[str, Quantity]:
+    """``measured.mla.b<B>.*``: the absorbed-MLA decode microbenchmark per batch."""
+    out = {}
+    mla = result.mla
+    if mla.empty:
+        return out
+    out["measured.mla.points"] = Quantity(len(mla), "count")
+    for r in mla.itertuples():
+        key = f"measured.mla.b{r.m}"
+        out[f"{key}.time"] = Quantity(r.measured_s * 1e9, "ns")
+        out[f"{key}.intensity"] = Quantity(r.intensity, "flop_per_byte")
+        out[f"{key}.bandwidth"] = Quantity(r.achieved_bytes_per_s, "bytes_per_s")
+        out[f"{key}.flop_per_s"] = Quantity(r.achieved_flop_per_s, "flop_per_s")
+        if r.predicted_s is not None and r.predicted_s == r.predicted_s:
+            out[f"{key}.predicted"] = Quantity(r.predicted_s * 1e9, "ns")
+            out[f"{key}.error"] = Quantity(r.error, "fraction")
+        if r.measured_roof_s is not None and r.measured_roof_s == r.measured_roof_s:
+            out[f"{key}.roof_error"] = Quantity(r.measured_roof_error, "fraction")
+    out["measured.mla.bandwidth_max"] = Quantity(mla["achieved_bytes_per_s"].max(), "bytes_per_s")
+    out["measured.mla.bandwidth_min"] = Quantity(mla["achieved_bytes_per_s"].min(), "bytes_per_s")
+    out["measured.mla.intensity_max"] = Quantity(mla["intensity"].max(), "flop_per_byte")
+    if mla["error"].notna().any():
+        out["measured.mla.error_min"] = Quantity(mla["error"].min(), "fraction")
+        out["measured.mla.error_max"] = Quantity(mla["error"].max(), "fraction")
+    if mla["measured_roof_error"].notna().any():
+        out["measured.mla.roof_error_min"] = Quantity(mla["measured_roof_error"].min(), "fraction")
+        out["measured.mla.roof_error_max"] = Quantity(mla["measured_roof_error"].max(), "fraction")
+    return out
+
+
+def _fits(result) -> dict[str, Quantity]:
+    """``measured.fit.<flush>.m<M>.*``: time = fixed + bytes ÷ bandwidth over the GEMMs at M;
+    ``measured.flush.*``: read-flush time ÷ write-flush time of the same GEMM."""
+    out = {}
+    for r in result.fits.itertuples():
+        key = f"measured.fit.{r.flush}.m{r.m}"
+        out[f"{key}.fixed"] = Quantity(r.fixed_s * 1e9, "ns")
+        out[f"{key}.bandwidth"] = Quantity(r.bandwidth_bytes_per_s, "bytes_per_s")
+        out[f"{key}.r2"] = Quantity(r.r2, "fraction")
+        out[f"{key}.residual_max"] = Quantity(r.residual_max, "fraction")
+        out[f"{key}.points"] = Quantity(r.points, "count")
+    pairs = result.flush_pairs
+    for m, part in pairs.groupby("m"):
+        out[f"measured.flush.m{int(m)}.ratio_median"] = Quantity(part["ratio"].median(), "count")
+        out[f"measured.flush.m{int(m)}.ratio_min"] = Quantity(part["ratio"].min(), "count")
+        out[f"measured.flush.m{int(m)}.ratio_max"] = Quantity(part["ratio"].max(), "count")
     return out
 
 
