@@ -197,10 +197,38 @@ def _experts_layer_share(ops: pd.DataFrame) -> dict[str, Quantity]:
     return out
 
 
+def _batch_sweeps(ops: pd.DataFrame, totals: pd.DataFrame) -> dict[str, Quantity]:
+    """Facts over a GPU's decode batches, for sentences that say "up to batch B every op" or
+    "grows with the batch": ``<gpu>.<w>.decode.memory_only_max_batch`` (the largest table
+    batch up to which no op is compute-bound at any batch; 0 if batch 1 has one),
+    ``<gpu>.<w>.decode.share_rises.<op>`` (1 when the op's share of the step rises at every
+    step from one table batch to the next)."""
+    out = {}
+    dec = ops[(ops["phase"] == "decode") & (ops["count"] > 0)]
+    for (gpu, w), part in dec.groupby(["gpu", "weights"], sort=False):
+        sizes = sorted(set(part["size"].astype(int)))
+        compute = part[part["bound"] == "compute"].groupby("size").size()
+        limit = 0
+        for b in sizes:
+            if compute.get(b, 0):
+                break
+            limit = b
+        out[f"{gpu}.{w}.decode.memory_only_max_batch"] = Quantity(limit, "count")
+        step = part.assign(t=part["predicted_s"] * part["count"]).groupby("size")["t"].sum()
+        for op, rows in part.groupby("op", sort=False):
+            share = (rows.assign(t=rows["predicted_s"] * rows["count"]).groupby("size")["t"].sum() / step).reindex(
+                sizes
+            )
+            rises = bool(share.notna().all() and (share.diff().dropna() > 0).all())
+            out[f"{gpu}.{w}.decode.share_rises.{op}"] = Quantity(int(rises), "count")
+    return out
+
+
 def _model(result, model_id: str) -> dict[str, Quantity]:
     ops = result.ops[result.ops["model"] == model_id]
     out = _linear_b1(ops)
     out.update(_experts_layer_share(ops))
+    out.update(_batch_sweeps(ops, result.totals))
     for row in result.weights[result.weights["model"] == model_id].itertuples():
         out[f"weights.{row.weights}"] = Quantity(row.bytes, "bytes")
     out.update(_crossings(result.crossings[result.crossings["model"] == model_id]))
@@ -212,7 +240,9 @@ def _model(result, model_id: str) -> dict[str, Quantity]:
 
 def _measured(result) -> dict[str, Quantity]:
     c = result.compare
+    measured_gpus = result.ops.loc[result.ops["measured_s"].notna(), "gpu"].nunique()
     out = {
+        "measured.gpu_count": Quantity(int(measured_gpus), "count"),
         "measured.points": Quantity(len(c), "count"),
         "measured.m_max": Quantity(int(c["m"].max()), "count"),
         "measured.floor": Quantity(c["measured_s"].min() * 1e9, "ns"),
