@@ -93,6 +93,10 @@ def _hardware(result) -> dict[str, Quantity]:
             [dram["source"], dram["op"].map(_stream_kind), dram["method"]], sort=False
         ):
             out[f"measured.dram.{source}.{kind}.{method}"] = Quantity(part["bytes_per_s"].max(), "bytes_per_s")
+        out[f"measured.dram_ceiling.is.{best.source}.{best.op}.{best.method}"] = Quantity(1, "count")
+        for r in dram.itertuples():
+            mib = int(r.buffer_bytes or 0) >> 20
+            out[f"measured.dram.{r.source}.{r.op}.{r.method}.{mib}mib"] = Quantity(r.bytes_per_s, "bytes_per_s")
         flushed = dram[dram["l2_flushed"]]
         if len(flushed):
             out["measured.dram.flushed_max"] = Quantity(flushed["bytes_per_s"].max(), "bytes_per_s")
@@ -224,11 +228,23 @@ def _batch_sweeps(ops: pd.DataFrame, totals: pd.DataFrame) -> dict[str, Quantity
     return out
 
 
+def _bmm_never(crossings: pd.DataFrame) -> dict[str, Quantity]:
+    """``<gpu>.<w>.crossing.bmm_total`` / ``.bmm_never``: the batched matmuls (absorbed MLA)
+    and how many of them never cross their ridge."""
+    out = {}
+    for (gpu, w), part in crossings.groupby(["gpu", "weights"], sort=False):
+        bmm = part[part["kind"] == "bmm"]
+        out[f"{gpu}.{w}.crossing.bmm_total"] = Quantity(len(bmm), "count")
+        out[f"{gpu}.{w}.crossing.bmm_never"] = Quantity(int(bmm["crossing_batch"].isna().sum()), "count")
+    return out
+
+
 def _model(result, model_id: str) -> dict[str, Quantity]:
     ops = result.ops[result.ops["model"] == model_id]
     out = _linear_b1(ops)
     out.update(_experts_layer_share(ops))
     out.update(_batch_sweeps(ops, result.totals))
+    out.update(_bmm_never(result.crossings[result.crossings["model"] == model_id]))
     for row in result.weights[result.weights["model"] == model_id].itertuples():
         out[f"weights.{row.weights}"] = Quantity(row.bytes, "bytes")
     out.update(_crossings(result.crossings[result.crossings["model"] == model_id]))
@@ -280,6 +296,7 @@ def _measured(result) -> dict[str, Quantity]:
         out["measured.attention.error_min"] = Quantity(att["error"].min(), "fraction")
         out["measured.attention.error_max"] = Quantity(att["error"].max(), "fraction")
     gemm = c[c["op"] == "gemm"]
+    out.update(_non_monotone(gemm))
     if len(gemm):
         rate = gemm["bytes"] / gemm["measured_s"]
         top = gemm.loc[rate.idxmax()]
@@ -288,6 +305,9 @@ def _measured(result) -> dict[str, Quantity]:
     if c["measured_roof_error"].notna().any():
         out["measured.roof_error_negative"] = Quantity(int((c["measured_roof_error"] < 0).sum()), "count")
         out["measured.roof_error_min"] = Quantity(float(c["measured_roof_error"].min()), "fraction")
+        below = c[c["measured_roof_error"] < 0]
+        compute = below[(below["bound"] == "compute") & (below["m"] >= 512)]
+        out["measured.roof_error_negative_compute"] = Quantity(len(compute), "count")
         for r in c[c["name"] == "lm_head"].itertuples():
             out[f"measured.lm_head.{r.dtype}.m{r.m}.roof_error"] = Quantity(r.measured_roof_error, "fraction")
     out.update(_mla(result))
@@ -295,6 +315,27 @@ def _measured(result) -> dict[str, Quantity]:
     fp4 = result.bench.unsupported
     out["measured.fp4_unsupported"] = Quantity(int((fp4["dtype"] == "fp4").any()), "count")
     return out
+
+
+#: the largest M of the "time hardly depends on M" range of the small GEMMs
+SMALL_M_MAX = 128
+
+
+def _non_monotone(gemm: pd.DataFrame) -> dict[str, Quantity]:
+    """``measured.gemm.series``: GEMM shapes and dtypes timed at several M up to
+    ``SMALL_M_MAX``; ``measured.gemm.non_monotone``: how many of them are faster at some
+    larger M than at the M before it, by more than the larger of the two records' spreads
+    (interquartile range ÷ median)."""
+    small = gemm[gemm["m"] <= SMALL_M_MAX].sort_values("m")
+    series = non = 0
+    for _, part in small.groupby(["name", "dtype"]):
+        if len(part) < 2:
+            continue
+        series += 1
+        t, spread = part["measured_s"].to_numpy(), part["spread"].to_numpy()
+        if any(t[i] > t[i + 1] * (1 + max(spread[i], spread[i + 1])) for i in range(len(t) - 1)):
+            non += 1
+    return {"measured.gemm.series": Quantity(series, "count"), "measured.gemm.non_monotone": Quantity(non, "count")}
 
 
 def _mla(result) -> dict[str, Quantity]:
@@ -310,6 +351,8 @@ def _mla(result) -> dict[str, Quantity]:
         out[f"{key}.intensity"] = Quantity(r.intensity, "flop_per_byte")
         out[f"{key}.bandwidth"] = Quantity(r.achieved_bytes_per_s, "bytes_per_s")
         out[f"{key}.flop_per_s"] = Quantity(r.achieved_flop_per_s, "flop_per_s")
+        if r.bytes_eager is not None and r.bytes_eager == r.bytes_eager:
+            out[f"{key}.eager_bytes_ratio"] = Quantity(r.bytes_eager / r.bytes, "count")
         if r.predicted_s is not None and r.predicted_s == r.predicted_s:
             out[f"{key}.predicted"] = Quantity(r.predicted_s * 1e9, "ns")
             out[f"{key}.error"] = Quantity(r.error, "fraction")
@@ -338,6 +381,8 @@ def _fits(result) -> dict[str, Quantity]:
         out[f"{key}.r2"] = Quantity(r.r2, "fraction")
         out[f"{key}.residual_max"] = Quantity(r.residual_max, "fraction")
         out[f"{key}.points"] = Quantity(r.points, "count")
+        out[f"{key}.bytes_min"] = Quantity(r.bytes_min, "bytes")
+        out[f"{key}.bytes_max"] = Quantity(r.bytes_max, "bytes")
     pairs = result.flush_pairs
     for m, part in pairs.groupby("m"):
         out[f"measured.flush.m{int(m)}.ratio_median"] = Quantity(part["ratio"].median(), "count")
