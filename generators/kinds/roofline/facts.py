@@ -385,9 +385,9 @@ def _fits(result) -> dict[str, Quantity]:
         out[f"{key}.bytes_max"] = Quantity(r.bytes_max, "bytes")
     pairs = result.flush_pairs
     for m, part in pairs.groupby("m"):
-        out[f"measured.flush.m{int(m)}.ratio_median"] = Quantity(part["ratio"].median(), "count")
-        out[f"measured.flush.m{int(m)}.ratio_min"] = Quantity(part["ratio"].min(), "count")
-        out[f"measured.flush.m{int(m)}.ratio_max"] = Quantity(part["ratio"].max(), "count")
+        out[f"measured.flush.m{int(m)}.ratio_median"] = Quantity(part["ratio"].median(), "fraction")
+        out[f"measured.flush.m{int(m)}.ratio_min"] = Quantity(part["ratio"].min(), "fraction")
+        out[f"measured.flush.m{int(m)}.ratio_max"] = Quantity(part["ratio"].max(), "fraction")
     return out
 
 
