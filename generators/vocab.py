@@ -99,7 +99,10 @@ SOURCES: dict[str, str] = {
 }
 
 #: Measurements of the peaks capture (``generators.capture.peaks``) that are not a data type.
-MEASUREMENTS: dict[str, str] = {"d2d_copy": N_("Device-to-device copy")}
+MEASUREMENTS: dict[str, str] = {
+    "d2d_copy": N_("Device-to-device copy"),
+    "dram_ceiling": N_("DRAM ceiling (the fastest of its read and copy streams)"),
+}
 
 
 def keys(vocabulary: dict) -> tuple[str, ...]:

@@ -15,7 +15,7 @@ import pandas as pd
 from generators.analysis.formulas import Formula
 from generators.errors import DataError
 from generators.readers.hardware import DTYPES, MEASURED, GpuSpec, Value
-from generators.readers.peaks import MeasuredRun
+from generators.readers.peaks import MeasuredRun, dram_ceiling
 from generators.readers.run_meta import RunMeta
 
 RIDGE_COLUMNS = ["gpu", "dtype", "peak_flop_per_s", "bandwidth_bytes_per_s", "ridge_flop_per_byte"]
@@ -105,6 +105,10 @@ def match_runs(gpus: list[GpuSpec], runs: list[MeasuredRun]) -> list[GpuSpec]:
     return matched
 
 
+#: The item of a run's memory row when it measured several streams: the fastest of them.
+DRAM_CEILING = "dram_ceiling"
+
+
 def measured_table(gpus: list[GpuSpec], runs: list[MeasuredRun]) -> pd.DataFrame:
     """Every measured matmul and memory figure beside the spec value it is measured against.
 
@@ -131,14 +135,16 @@ def measured_table(gpus: list[GpuSpec], runs: list[MeasuredRun]) -> pd.DataFrame
                 )
             )
         spec_bw = gpu.memory_bandwidth_bytes_per_s.value
-        for mem in sorted(run.memory, key=lambda m: m.name):
+        # one memory row per run: its DRAM ceiling (the fastest stream; a run that measured one stream: that one)
+        ceiling = dram_ceiling(run)
+        for mem in [ceiling] if ceiling is not None else []:
             rows.append(
                 (
                     gpu.id,
                     run.ref.report,
                     run.ref.version,
                     "memory",
-                    mem.name,
+                    mem.name if len(run.memory) == 1 else DRAM_CEILING,
                     mem.bytes_per_s,
                     spec_bw,
                     mem.bytes_per_s / spec_bw if spec_bw else None,

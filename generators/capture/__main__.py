@@ -426,8 +426,11 @@ def cmd_microbench(args, settings, device) -> Path:
             "l2": f"flushed before every repetition (zeroing {microbench.FLUSH_BYTES} bytes), except l2_copy and "
             f"l2_read; the gemm rows with m in {microbench.FLUSH_READ_M} again with a read flush (series flush_read: "
             f"torch.sum over {microbench.FLUSH_BYTES} bytes)",
-            "mla_decode": {"dims": microbench.MLA, "batches": microbench.MLA_BATCHES, "kv_len": microbench.MLA_KV},
-            "warmup_rule": microbench.common_warmup(),
+            # meta.json workload values are scalars or lists: the dicts as JSON text
+            "mla_decode": json.dumps(
+                {"batches": microbench.MLA_BATCHES, "dims": microbench.MLA, "kv_len": microbench.MLA_KV}, sort_keys=True
+            ),
+            "warmup_rule": json.dumps(microbench.common_warmup(), sort_keys=True),
             "m_values": microbench.M_LIST,
             "hidden": microbench.HIDDEN,
             "fp8_recipe": microbench.FP8_RECIPE,

@@ -207,7 +207,7 @@ def merge_dram(first: list[dict], second: list[dict] | None) -> list[dict]:
 def ceiling(memory: list[dict]) -> dict:
     """The highest bytes-per-second record of a DRAM sweep."""
     best = max(memory, key=lambda r: r["bytes_per_s"])
-    return {k: best[k] for k in ("name", "method", "buffer_bytes", "bytes_per_s")}
+    return {k: best.get(k) for k in ("name", "method", "buffer_bytes", "bytes_per_s")}
 
 
 def measure(device, *, smoke: bool) -> dict:

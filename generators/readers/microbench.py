@@ -61,6 +61,11 @@ SCHEMA = "profsite.microbench/1"
 META_KIND = "microbench"
 TIMED = ("gemm", "bmm", "rmsnorm", "silu_mul", "attention_decode")
 CEILINGS = ("dram_copy", "dram_read", "l2_copy", "l2_read")
+#: ``series`` of a record: ``main`` (L2 flushed by a write, the v1 method) or ``flush_read``
+#: (the small GEMMs timed again with L2 flushed by a read, v2 on)
+SERIES = ("main", "flush_read")
+#: op of the absorbed-MLA decode attention records (v2 on), kept apart from ``ops``
+MLA = "mla_decode"
 DTYPES = ("bf16", "fp8", "fp32")
 COLUMNS = [
     "op",
@@ -120,6 +125,8 @@ class Record(msgspec.Struct, frozen=True):
     buffer_bytes: int | None = None
     repeat: int | None = None
     bytes_eager: float | None = None
+    series: str = "main"
+    flush: str | None = None
     processes: list[Process] = []
     process_ratio: float | None = None
 
@@ -150,6 +157,8 @@ class Microbench:
     notes: tuple[str, ...]
     flush_bytes: int | None
     fp8_recipe: str | None
+    flush_read: pd.DataFrame  # COLUMNS: the small GEMMs again with L2 flushed by a read (empty before v2)
+    mla: pd.DataFrame  # COLUMNS: absorbed-MLA decode attention (empty before v2)
 
 
 #: Fields each op needs beyond the common ones.
@@ -159,6 +168,7 @@ _NEEDS = {
     "rmsnorm": ("m", "n"),
     "silu_mul": ("m", "n"),
     "attention_decode": ("m", "heads", "head_dim", "kv_len"),
+    "mla_decode": ("m", "heads", "head_dim", "kv_len"),
     **{c: ("buffer_bytes", "repeat") for c in CEILINGS},
 }
 
@@ -184,7 +194,9 @@ def _check(path: Path, doc: ResultsFile) -> None:
             raise UserError(path, f"{where}: min_s <= q1_s <= median_s <= q3_s <= max_s does not hold")
         if rec.flops < 0 or not rec.bytes > 0:
             raise UserError(path, f"{where}: flops must not be negative and bytes must be positive")
-        key = (rec.op, rec.name, rec.dtype, rec.m, rec.kv_len)
+        if rec.series not in SERIES:
+            raise UserError(path, f"{where}.series: unknown series {rec.series!r}; known: {', '.join(SERIES)}")
+        key = (rec.op, rec.name, rec.dtype, rec.m, rec.kv_len, rec.series)
         if key in seen:
             raise UserError(path, f"{where}: a second record of {rec.op} {rec.name} {rec.dtype} m={rec.m}")
         seen.add(key)
@@ -199,10 +211,15 @@ def read(path: str | Path) -> Microbench:
     path = Path(path)
     doc = decode(path, ResultsFile)
     _check(path, doc)
-    timed = [r for r in doc.ops if r.op in TIMED]
-    ops = pd.DataFrame(
-        [[getattr(r, c) for c in COLUMNS[:-2]] + [_second(r), r.process_ratio] for r in timed], columns=COLUMNS
-    )
+
+    def frame(records):
+        return pd.DataFrame(
+            [[getattr(r, c) for c in COLUMNS[:-2]] + [_second(r), r.process_ratio] for r in records], columns=COLUMNS
+        )
+
+    ops = frame([r for r in doc.ops if r.op in TIMED and r.series == "main"])
+    flush_read = frame([r for r in doc.ops if r.op in TIMED and r.series == "flush_read"])
+    mla = frame([r for r in doc.ops if r.op == MLA])
     ceilings = pd.DataFrame(
         [
             [r.op, r.buffer_bytes, r.repeat, r.bytes, r.l2_flushed, r.median_s, r.q1_s, r.q3_s, r.bytes / r.median_s]
@@ -214,7 +231,8 @@ def read(path: str | Path) -> Microbench:
     unsupported = pd.DataFrame(
         [[u.op, u.dtype, u.m, u.kv_len, u.reason] for u in doc.unsupported], columns=UNSUPPORTED_COLUMNS
     )
-    return Microbench(str(path), ops, ceilings, unsupported, tuple(doc.notes), doc.flush_bytes, doc.fp8_recipe)
+    notes = tuple(doc.notes)
+    return Microbench(str(path), ops, ceilings, unsupported, notes, doc.flush_bytes, doc.fp8_recipe, flush_read, mla)
 
 
 def runs_for(cat: Catalog, device_names: tuple[str, ...]) -> list[ReportRef]:

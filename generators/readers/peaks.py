@@ -40,12 +40,34 @@ class MatmulRun(msgspec.Struct, frozen=True):
     flop_per_s: float
 
 
+class MemoryProcess(msgspec.Struct, frozen=True):
+    process: int
+    median_s: float
+    bytes_per_s: float
+
+
 class MemoryRun(msgspec.Struct, frozen=True):
     name: str
     bytes_moved: int
     reps: int
     median_s: float
     bytes_per_s: float
+    # the DRAM sweep (v2 on): which stream, how it was timed, over which buffer, both processes
+    stream: str | None = None
+    method: str | None = None
+    buffer_bytes: int | None = None
+    repeat: int | None = None
+    q1_s: float | None = None
+    q3_s: float | None = None
+    processes: list[MemoryProcess] = []
+    process_ratio: float | None = None
+
+    @property
+    def label(self) -> str:
+        """``d2d_copy`` (the v1 record) or ``dram_copy/graph/4096MiB``: unique within a run."""
+        if self.method is None:
+            return self.name
+        return f"{self.name}/{self.method}/{(self.buffer_bytes or 0) >> 20}MiB"
 
 
 class PeaksFile(msgspec.Struct, frozen=True):
@@ -78,9 +100,13 @@ def read(path: Path, ref: ReportRef, meta_path: Path | None = None) -> MeasuredR
     for i, run in enumerate(doc.matmul):
         if not (run.flop_per_s > 0 and run.median_s > 0):
             raise UserError(path, f"matmul[{i}]: flop_per_s and median_s must be positive")
+    labels = set()
     for i, run in enumerate(doc.memory):
         if not (run.bytes_per_s > 0 and run.median_s > 0):
             raise UserError(path, f"memory[{i}]: bytes_per_s and median_s must be positive")
+        if run.label in labels:
+            raise UserError(path, f"memory[{i}]: a second record of {run.label}")
+        labels.add(run.label)
     return MeasuredRun(
         ref=ref,
         path=str(path),
@@ -89,3 +115,9 @@ def read(path: Path, ref: ReportRef, meta_path: Path | None = None) -> MeasuredR
         matmul=tuple(doc.matmul),
         memory=tuple(doc.memory),
     )
+
+
+def dram_ceiling(run: MeasuredRun) -> MemoryRun | None:
+    """The run's DRAM ceiling: its memory record with the highest bytes per second (process
+    1's median; every record streams a buffer far larger than L2), or None without one."""
+    return max(run.memory, key=lambda m: m.bytes_per_s, default=None)

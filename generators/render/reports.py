@@ -65,8 +65,8 @@ def report_list(reports, tr: Translator, options: dict) -> object:
 def by_gpu(reports, tr: Translator, options: dict) -> object:
     entries: dict[str, list] = {}
     for r in reports:
-        if r.hardware:
-            entries.setdefault(r.hardware, []).append(r)
+        for hardware in r.uses:
+            entries.setdefault(hardware, []).append(r)
     if not entries:
         return fragment(tables.text(tr.gettext(N_("No report refers to a GPU of this reference yet."))) + "\n")
     items = []
@@ -74,10 +74,17 @@ def by_gpu(reports, tr: Translator, options: dict) -> object:
         for r in entries[hardware]:
             gpus = sorted({v.setup[GPU_FIELD] for v in r.versions if GPU_FIELD in v.setup})
             versions = tr.list(_version_link(r, v, tr) for v in r.versions)
+            text = (
+                N_("{hardware}: {report}, captured on {gpus}; versions: {versions}.")
+                if hardware in r.captured_on or not r.captured_on
+                else N_(
+                    "{hardware}: {report}, which uses its specification (captured on {gpus}); versions: {versions}."
+                )
+            )
             items.append(
                 "- "
                 + tr.gettext(
-                    N_("{hardware}: {report}, captured on {gpus}; versions: {versions}."),
+                    text,
                     hardware=f"<code>{tables.text(hardware)}</code>",
                     report=f"[{tables.text(tr.pick(r.title))}]({page(r.report)})",
                     gpus=", ".join(tables.text(g) for g in gpus) or "—",

@@ -39,6 +39,8 @@ class ReportInfo:
     kind: str
     title: dict  # Localized
     hardware: str | None  # the hardware reference entry (report.yml), if the kind has one
+    uses: tuple[str, ...]  # the hardware entries its report.yml names (hardware, gpus, measured_gpu, measured_peaks)
+    captured_on: tuple[str, ...]  # the hardware entries whose CUDA names its versions' meta.json record
     versions: list[VersionInfo]  # latest first
     changes: list[tuple[str, str]]  # (older, newer) with a "what changed" page, latest first
 
@@ -51,7 +53,7 @@ class ReportInfo:
 
 
 def inputs(cat: Catalog, options: dict[str, str]) -> list:
-    files = cat.folders()  # which reports and versions there are, with or without meta.json
+    files = [*cat.folders(), *cat.hardware_paths()]  # which reports and versions there are, with or without meta.json
     for report in cat.configured_reports():
         files.append(cat.config_path(report))
         for name in (layout.META, layout.TIMING):
@@ -69,9 +71,36 @@ def _version(cat: Catalog, ref) -> tuple[str | None, dict[str, str]]:
     return date, capture_setup(typed_file.decode(path, dict[str, Any]), timing_doc)
 
 
+def _device_names(cat: Catalog) -> dict[str, str]:
+    """CUDA device name -> the hardware entry that lists it in ``device_names``."""
+    from generators.readers import hardware
+
+    out = {}
+    for path in cat.hardware_paths():
+        gpu = hardware.read(path, cat.languages)
+        out.update({name: gpu.id for name in gpu.device_names})
+    return out
+
+
+def uses(cat: Catalog, report: str, config, devices: dict[str, str]) -> tuple[str, ...]:
+    """The hardware entries a report's configuration names, in first-named order: its
+    ``hardware``, each of its ``gpus``' ``hardware``, its ``measured_gpu``, and the GPU its
+    ``measured_peaks`` capture ran on (by CUDA name)."""
+    found = [getattr(config, "hardware", None), *(g.hardware for g in getattr(config, "gpus", None) or [])]
+    found.append(getattr(config, "measured_gpu", None))
+    peaks = getattr(config, "measured_peaks", None)
+    if peaks:
+        ref = cat.parse_ref(peaks, cat.config_path(report))
+        meta = cat.file(ref, layout.META)
+        if meta.is_file():
+            found.append(devices.get(run_meta.read(meta, ref).gpu.name))
+    return tuple(dict.fromkeys(h for h in found if h))
+
+
 def compute(cat: Catalog, options: dict[str, str]) -> list[ReportInfo]:
     from generators.kinds import kind_of, read_config
 
+    devices = _device_names(cat)
     out = []
     for report in cat.configured_reports():
         config = read_config(cat, report)
@@ -92,6 +121,10 @@ def compute(cat: Catalog, options: dict[str, str]) -> list[ReportInfo]:
                 kind=kind.name,
                 title=dict(config.title),
                 hardware=getattr(config, "hardware", None),
+                uses=uses(cat, report, config, devices),
+                captured_on=tuple(
+                    dict.fromkeys(devices[g] for v in versions if (g := v.setup.get("gpu.name")) in devices)
+                ),
                 versions=versions,
                 changes=changes,
             )

@@ -141,11 +141,54 @@ def curves(models: list[ModelSpec], config: Config) -> pd.DataFrame:
     return out[["model", *[c for c in out.columns if c != "model"]]]
 
 
-def ceilings(bench: Microbench, gpu: GpuSpec) -> pd.DataFrame:
-    """The capture's memory ceilings with their share of the GPU's specified DRAM bandwidth
-    (an L2 ceiling above 1: L2 is faster than DRAM)."""
+#: Columns of ``ceilings``: every memory ceiling the page knows, the capture's and the peaks
+#: capture's, with how each was timed; ``ceiling`` marks the DRAM ceiling (the fastest DRAM row).
+CEILING_COLUMNS = [
+    "source",  # capture (the microbenchmark version) | peaks (the measured_peaks version)
+    "run",  # the version, e.g. peaks-h100-80gb-hbm3/v2
+    "op",  # dram_copy | dram_read | l2_copy | l2_read (capture); d2d_copy | dram_copy | dram_read_sum | dram_read_rows
+    "method",  # events | graph (replay of several ops ÷ their count)
+    "buffer_bytes",
+    "repeat",
+    "l2_flushed",
+    "median_s",
+    "bytes_per_s",
+    "process_ratio",
+    "of_spec",
+    "dram",  # whether it streams DRAM (not L2)
+    "ceiling",
+]
+
+
+def ceilings(bench: Microbench, gpu: GpuSpec, run: str, peaks_run=None) -> pd.DataFrame:
+    """The capture's memory ceilings and the peaks capture's DRAM records, with their share of
+    the GPU's specified DRAM bandwidth (an L2 ceiling above 1: L2 is faster than DRAM); the
+    fastest DRAM row is the DRAM ceiling (``ceiling``)."""
     spec = gpu.memory_bandwidth_bytes_per_s.value
-    return bench.ceilings.assign(of_spec=bench.ceilings["bytes_per_s"] / spec if spec else None)
+    rows = []
+    for r in bench.ceilings.itertuples():
+        method = "graph" if (r.repeat or 1) > 1 else "events"
+        rows.append(["capture", run, r.op, method, r.buffer_bytes, r.repeat, r.l2_flushed, r.median_s, r.bytes_per_s])
+        rows[-1] += [None]
+    if peaks_run is not None:
+        for m in peaks_run.memory:
+            op = m.name if m.stream is None else f"dram_{m.stream}"
+            rows.append(
+                ["peaks", str(peaks_run.ref), op, m.method or "events", m.buffer_bytes, m.repeat or 1, False]
+                + [m.median_s, m.bytes_per_s, m.process_ratio]
+            )
+    out = pd.DataFrame(rows, columns=CEILING_COLUMNS[:10])
+    out["of_spec"] = out["bytes_per_s"] / spec if spec else None
+    out["dram"] = ~out["op"].str.startswith("l2_")
+    best = out.loc[out["dram"], "bytes_per_s"].max() if out["dram"].any() else None
+    out["ceiling"] = out["dram"] & (out["bytes_per_s"] == best)
+    return out[CEILING_COLUMNS]
+
+
+def dram_ceiling(ceilings: pd.DataFrame) -> float | None:
+    """The DRAM ceiling: the fastest DRAM row of ``ceilings`` (bytes/s)."""
+    dram = ceilings[ceilings["dram"]]
+    return float(dram["bytes_per_s"].max()) if len(dram) else None
 
 
 WEIGHT_COLUMNS = ["model", "weights", "bytes"]
@@ -460,3 +503,107 @@ def mistakes(model: ModelSpec, gpus: list[GpuSpec], config: Config) -> pd.DataFr
 
 def _bound(intensity: float, ridge: float) -> str:
     return "memory" if intensity < ridge else "compute"
+
+
+#: Model ops that the absorbed-MLA microbenchmark times together (``q·w_kc``, the attention
+#: over the latent + rope cache, ``·w_vc``).
+MLA_OPS = ("q_nope_w_kc", "mla_attention", "attn_w_vc")
+MLA_COLUMNS = [
+    "m",
+    "kv_len",
+    "flops",
+    "bytes",
+    "bytes_eager",
+    "intensity",
+    "measured_s",
+    "q1_s",
+    "q3_s",
+    "process_ratio",
+    "warmup_steady",
+    "achieved_bytes_per_s",
+    "achieved_flop_per_s",
+    "predicted_s",
+    "measured_roof_s",
+    "error",
+    "measured_roof_error",
+]
+
+
+def mla(
+    bench: Microbench, ops: pd.DataFrame, model: str, gpu: str, kv_len: int, peak: float | None, bandwidth: float | None
+) -> pd.DataFrame:
+    """One row per measured absorbed-MLA decode batch: the capture's FLOPs and bytes, its time,
+    and the model's prediction for the same batch (the op tables' cache length ``kv_len``): the
+    sum of ``MLA_OPS`` on the spec roofline (``predicted_s``) and, each op placed at
+    max(FLOPs ÷ ``peak``, bytes ÷ ``bandwidth``), on the measured one (``measured_roof_s``)."""
+    rows = []
+    part = ops[(ops["model"] == model) & (ops["gpu"] == gpu) & (ops["phase"] == "decode") & ops["op"].isin(MLA_OPS)]
+    for rec in bench.mla.itertuples():
+        at = part[part["size"] == rec.m]
+        at = at[at["weights"] == at["weights"].iloc[0]] if len(at) else at
+        found = len(at) == len(MLA_OPS) and int(rec.kv_len) == kv_len
+        predicted = float(at["predicted_s"].sum()) if found else None
+        roof = None
+        if found and peak and bandwidth:
+            roof = float(sum(max(r.flops / peak, r.bytes / bandwidth) for r in at.itertuples()))
+        t = float(rec.median_s)
+        rows.append(
+            [int(rec.m), int(rec.kv_len), float(rec.flops), float(rec.bytes), rec.bytes_eager]
+            + [float(rec.flops) / float(rec.bytes), t, float(rec.q1_s), float(rec.q3_s), rec.process_ratio]
+            + [bool(rec.warmup_steady), float(rec.bytes) / t, float(rec.flops) / t, predicted, roof]
+            + [t / predicted - 1 if predicted else None, t / roof - 1 if roof else None]
+        )
+    return pd.DataFrame(rows, columns=MLA_COLUMNS)
+
+
+FIT_COLUMNS = [
+    "flush",
+    "m",
+    "points",
+    "fixed_s",
+    "bandwidth_bytes_per_s",
+    "r2",
+    "residual_max",
+    "bytes_min",
+    "bytes_max",
+]
+
+
+def small_gemm_fit(bench: Microbench) -> pd.DataFrame:
+    """Least-squares fit ``time = fixed + bytes ÷ bandwidth`` of the GEMMs (BF16 and FP8
+    together; bytes: the capture's fewest DRAM bytes) at each M that was timed with both L2
+    flushes, per flush (``write``: the main series; ``read``: ``flush_read``).
+    ``residual_max``: the largest |measured ÷ fitted − 1|."""
+    import numpy as np
+
+    rows = []
+    if bench.flush_read.empty:
+        return pd.DataFrame(rows, columns=FIT_COLUMNS)
+    ms = sorted(set(bench.flush_read["m"].dropna().astype(int)))
+    for flush, frame in (("write", bench.ops), ("read", bench.flush_read)):
+        g = frame[frame["op"] == "gemm"]
+        for m in ms:
+            part = g[g["m"] == m]
+            if len(part) < 3:
+                continue
+            x, y = part["bytes"].to_numpy(float), part["median_s"].to_numpy(float)
+            slope, fixed = np.polyfit(x, y, 1)
+            fitted = fixed + slope * x
+            r2 = 1 - ((y - fitted) ** 2).sum() / ((y - y.mean()) ** 2).sum()
+            rows.append(
+                [flush, m, len(part), float(fixed), float(1 / slope), float(r2)]
+                + [float(np.abs(y / fitted - 1).max()), float(x.min()), float(x.max())]
+            )
+    return pd.DataFrame(rows, columns=FIT_COLUMNS)
+
+
+def flush_pairs(bench: Microbench) -> pd.DataFrame:
+    """The GEMMs timed with both flushes: write-flush time, read-flush time and their ratio."""
+    cols = ["name", "dtype", "m"]
+    if bench.flush_read.empty:
+        return pd.DataFrame(columns=[*cols, "bytes", "write_s", "read_s", "ratio"])
+    w = bench.ops[bench.ops["op"] == "gemm"][[*cols, "bytes", "median_s"]].rename(columns={"median_s": "write_s"})
+    r = bench.flush_read[bench.flush_read["op"] == "gemm"][[*cols, "median_s"]].rename(columns={"median_s": "read_s"})
+    out = w.merge(r, on=cols)
+    out["ratio"] = out["read_s"] / out["write_s"]
+    return out.reset_index(drop=True)

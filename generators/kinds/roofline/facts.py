@@ -105,15 +105,38 @@ def _hardware(result) -> dict[str, Quantity]:
     for gpu in result.gpus.values():
         if gpu.memory_bytes.value is not None:
             out[f"memory.{gpu.id}"] = Quantity(gpu.memory_bytes.value, "bytes")
-    dram = result.ceilings[result.ceilings["op"].str.startswith("dram_")]
+    c = result.ceilings
+    dram = c[c["dram"]]
     if len(dram):
         best = dram.loc[dram["bytes_per_s"].idxmax()]
         out["measured.dram_bandwidth"] = Quantity(best.bytes_per_s, "bytes_per_s")
         out["measured.dram_bandwidth.of_spec"] = Quantity(best.of_spec, "fraction")
-    for row in result.ceilings.itertuples():
-        if row.op.startswith("l2_"):
-            out[f"measured.{row.op}_bandwidth"] = Quantity(row.bytes_per_s, "bytes_per_s")
+        out["measured.dram_rows"] = Quantity(len(dram), "count")
+        out["measured.dram_rows.ceiling"] = Quantity(int(dram["ceiling"].sum()), "count")
+        out["measured.dram_min"] = Quantity(dram["bytes_per_s"].min(), "bytes_per_s")
+        # per source, stream kind and timing: the best of its sizes
+        for (source, kind, method), part in dram.groupby(
+            [dram["source"], dram["op"].map(_stream_kind), dram["method"]], sort=False
+        ):
+            out[f"measured.dram.{source}.{kind}.{method}"] = Quantity(part["bytes_per_s"].max(), "bytes_per_s")
+        out[f"measured.dram_ceiling.is.{best.source}.{best.op}.{best.method}"] = Quantity(1, "count")
+        for r in dram.itertuples():
+            mib = int(r.buffer_bytes or 0) >> 20
+            out[f"measured.dram.{r.source}.{r.op}.{r.method}.{mib}mib"] = Quantity(r.bytes_per_s, "bytes_per_s")
+        flushed = dram[dram["l2_flushed"]]
+        if len(flushed):
+            out["measured.dram.flushed_max"] = Quantity(flushed["bytes_per_s"].max(), "bytes_per_s")
+        unflushed = dram[~dram["l2_flushed"]]
+        if len(unflushed):
+            out["measured.dram.unflushed_min"] = Quantity(unflushed["bytes_per_s"].min(), "bytes_per_s")
+    for row in c[~c["dram"]].itertuples():
+        out[f"measured.{row.op}_bandwidth"] = Quantity(row.bytes_per_s, "bytes_per_s")
     return out
+
+
+def _stream_kind(op: str) -> str:
+    """copy | read: what a DRAM ceiling row's stream does."""
+    return "copy" if op.endswith("copy") else "read"
 
 
 def _linear_b1(ops: pd.DataFrame) -> dict[str, Quantity]:
@@ -181,9 +204,73 @@ def _steps(ops: pd.DataFrame, totals: pd.DataFrame) -> dict[str, Quantity]:
     return out
 
 
+#: The decode batch from which the overview gives the routed experts' share of a MoE layer.
+EXPERTS_FROM_BATCH = 8
+
+
+def _experts_layer_share(ops: pd.DataFrame) -> dict[str, Quantity]:
+    """``<gpu>.<w>.decode.experts_layer_share_min`` / ``_max`` / ``.from``: the routed-expert
+    GEMMs' (grouped GEMMs of the MoE layer) share of the MoE layer's predicted time, lowest and
+    highest over the decode batches from ``EXPERTS_FROM_BATCH`` on; ``.b<B>`` per batch."""
+    out = {}
+    part = ops[(ops["phase"] == "decode") & (ops["kind"] == "grouped_gemm") & (ops["count"] > 0)]
+    for (gpu, w), rows in part.groupby(["gpu", "weights"], sort=False):
+        per_batch = rows.groupby("size")["layer_share"].sum()
+        for b, share in per_batch.items():
+            out[f"{gpu}.{w}.decode.b{int(b)}.experts_layer_share"] = Quantity(float(share), "fraction")
+        later = per_batch[per_batch.index >= EXPERTS_FROM_BATCH]
+        if len(later):
+            out[f"{gpu}.{w}.decode.experts_layer_share_min"] = Quantity(float(later.min()), "fraction")
+            out[f"{gpu}.{w}.decode.experts_layer_share_max"] = Quantity(float(later.max()), "fraction")
+            out[f"{gpu}.{w}.decode.experts_layer_share.from"] = Quantity(int(later.index.min()), "count")
+            out[f"{gpu}.{w}.decode.experts_layer_share.to"] = Quantity(int(later.index.max()), "count")
+    return out
+
+
+def _batch_sweeps(ops: pd.DataFrame, totals: pd.DataFrame) -> dict[str, Quantity]:
+    """Facts over a GPU's decode batches, for sentences that say "up to batch B every op" or
+    "grows with the batch": ``<gpu>.<w>.decode.memory_only_max_batch`` (the largest table
+    batch up to which no op is compute-bound at any batch; 0 if batch 1 has one),
+    ``<gpu>.<w>.decode.share_rises.<op>`` (1 when the op's share of the step rises at every
+    step from one table batch to the next)."""
+    out = {}
+    dec = ops[(ops["phase"] == "decode") & (ops["count"] > 0)]
+    for (gpu, w), part in dec.groupby(["gpu", "weights"], sort=False):
+        sizes = sorted(set(part["size"].astype(int)))
+        compute = part[part["bound"] == "compute"].groupby("size").size()
+        limit = 0
+        for b in sizes:
+            if compute.get(b, 0):
+                break
+            limit = b
+        out[f"{gpu}.{w}.decode.memory_only_max_batch"] = Quantity(limit, "count")
+        step = part.assign(t=part["predicted_s"] * part["count"]).groupby("size")["t"].sum()
+        for op, rows in part.groupby("op", sort=False):
+            share = (rows.assign(t=rows["predicted_s"] * rows["count"]).groupby("size")["t"].sum() / step).reindex(
+                sizes
+            )
+            rises = bool(share.notna().all() and (share.diff().dropna() > 0).all())
+            out[f"{gpu}.{w}.decode.share_rises.{op}"] = Quantity(int(rises), "count")
+    return out
+
+
+def _bmm_never(crossings: pd.DataFrame) -> dict[str, Quantity]:
+    """``<gpu>.<w>.crossing.bmm_total`` / ``.bmm_never``: the batched matmuls (absorbed MLA)
+    and how many of them never cross their ridge."""
+    out = {}
+    for (gpu, w), part in crossings.groupby(["gpu", "weights"], sort=False):
+        bmm = part[part["kind"] == "bmm"]
+        out[f"{gpu}.{w}.crossing.bmm_total"] = Quantity(len(bmm), "count")
+        out[f"{gpu}.{w}.crossing.bmm_never"] = Quantity(int(bmm["crossing_batch"].isna().sum()), "count")
+    return out
+
+
 def _model(result, model_id: str) -> dict[str, Quantity]:
     ops = result.ops[result.ops["model"] == model_id]
     out = _linear_b1(ops)
+    out.update(_experts_layer_share(ops))
+    out.update(_batch_sweeps(ops, result.totals))
+    out.update(_bmm_never(result.crossings[result.crossings["model"] == model_id]))
     for row in result.weights[result.weights["model"] == model_id].itertuples():
         out[f"weights.{row.weights}"] = Quantity(row.bytes, "bytes")
     out.update(_crossings(result.crossings[result.crossings["model"] == model_id]))
@@ -195,7 +282,9 @@ def _model(result, model_id: str) -> dict[str, Quantity]:
 
 def _measured(result) -> dict[str, Quantity]:
     c = result.compare
+    measured_gpus = result.ops.loc[result.ops["measured_s"].notna(), "gpu"].nunique()
     out = {
+        "measured.gpu_count": Quantity(int(measured_gpus), "count"),
         "measured.points": Quantity(len(c), "count"),
         "measured.m_max": Quantity(int(c["m"].max()), "count"),
         "measured.floor": Quantity(c["measured_s"].min() * 1e9, "ns"),
@@ -232,6 +321,23 @@ def _measured(result) -> dict[str, Quantity]:
     if len(att):
         out["measured.attention.error_min"] = Quantity(att["error"].min(), "fraction")
         out["measured.attention.error_max"] = Quantity(att["error"].max(), "fraction")
+    gemm = c[c["op"] == "gemm"]
+    out.update(_non_monotone(gemm))
+    if len(gemm):
+        rate = gemm["bytes"] / gemm["measured_s"]
+        top = gemm.loc[rate.idxmax()]
+        out["measured.kernel_bandwidth_max"] = Quantity(float(rate.max()), "bytes_per_s")
+        out[f"measured.kernel_bandwidth_max.is.{top['name']}.{top['dtype']}.m{int(top['m'])}"] = Quantity(1, "count")
+    if c["measured_roof_error"].notna().any():
+        out["measured.roof_error_negative"] = Quantity(int((c["measured_roof_error"] < 0).sum()), "count")
+        out["measured.roof_error_min"] = Quantity(float(c["measured_roof_error"].min()), "fraction")
+        below = c[c["measured_roof_error"] < 0]
+        compute = below[(below["bound"] == "compute") & (below["m"] >= 512)]
+        out["measured.roof_error_negative_compute"] = Quantity(len(compute), "count")
+        for r in c[c["name"] == "lm_head"].itertuples():
+            out[f"measured.lm_head.{r.dtype}.m{r.m}.roof_error"] = Quantity(r.measured_roof_error, "fraction")
+    out.update(_mla(result))
+    out.update(_fits(result))
     fp4 = result.bench.unsupported
     out["measured.fp4_unsupported"] = Quantity(int((fp4["dtype"] == "fp4").any()), "count")
     return out
@@ -301,6 +407,80 @@ def _mistakes(result) -> dict[str, Quantity]:
             v = getattr(r, name)
             if not pd.isna(v):
                 out[f"mistake.{r.key}.{name}"] = Quantity(v, "flop_per_byte")
+    return out
+
+
+#: the largest M of the "time hardly depends on M" range of the small GEMMs
+SMALL_M_MAX = 128
+
+
+def _non_monotone(gemm: pd.DataFrame) -> dict[str, Quantity]:
+    """``measured.gemm.series``: GEMM shapes and dtypes timed at several M up to
+    ``SMALL_M_MAX``; ``measured.gemm.non_monotone``: how many of them are faster at some
+    larger M than at the M before it, by more than the larger of the two records' spreads
+    (interquartile range ÷ median)."""
+    small = gemm[gemm["m"] <= SMALL_M_MAX].sort_values("m")
+    series = non = 0
+    for _, part in small.groupby(["name", "dtype"]):
+        if len(part) < 2:
+            continue
+        series += 1
+        t, spread = part["measured_s"].to_numpy(), part["spread"].to_numpy()
+        if any(t[i] > t[i + 1] * (1 + max(spread[i], spread[i + 1])) for i in range(len(t) - 1)):
+            non += 1
+    return {"measured.gemm.series": Quantity(series, "count"), "measured.gemm.non_monotone": Quantity(non, "count")}
+
+
+def _mla(result) -> dict[str, Quantity]:
+    """``measured.mla.b<B>.*``: the absorbed-MLA decode microbenchmark per batch."""
+    out = {}
+    mla = result.mla
+    if mla.empty:
+        return out
+    out["measured.mla.points"] = Quantity(len(mla), "count")
+    for r in mla.itertuples():
+        key = f"measured.mla.b{r.m}"
+        out[f"{key}.time"] = Quantity(r.measured_s * 1e9, "ns")
+        out[f"{key}.intensity"] = Quantity(r.intensity, "flop_per_byte")
+        out[f"{key}.bandwidth"] = Quantity(r.achieved_bytes_per_s, "bytes_per_s")
+        out[f"{key}.flop_per_s"] = Quantity(r.achieved_flop_per_s, "flop_per_s")
+        if r.bytes_eager is not None and r.bytes_eager == r.bytes_eager:
+            out[f"{key}.eager_bytes_ratio"] = Quantity(r.bytes_eager / r.bytes, "count")
+        if r.predicted_s is not None and r.predicted_s == r.predicted_s:
+            out[f"{key}.predicted"] = Quantity(r.predicted_s * 1e9, "ns")
+            out[f"{key}.error"] = Quantity(r.error, "fraction")
+        if r.measured_roof_s is not None and r.measured_roof_s == r.measured_roof_s:
+            out[f"{key}.roof_error"] = Quantity(r.measured_roof_error, "fraction")
+    out["measured.mla.bandwidth_max"] = Quantity(mla["achieved_bytes_per_s"].max(), "bytes_per_s")
+    out["measured.mla.bandwidth_min"] = Quantity(mla["achieved_bytes_per_s"].min(), "bytes_per_s")
+    out["measured.mla.intensity_max"] = Quantity(mla["intensity"].max(), "flop_per_byte")
+    if mla["error"].notna().any():
+        out["measured.mla.error_min"] = Quantity(mla["error"].min(), "fraction")
+        out["measured.mla.error_max"] = Quantity(mla["error"].max(), "fraction")
+    if mla["measured_roof_error"].notna().any():
+        out["measured.mla.roof_error_min"] = Quantity(mla["measured_roof_error"].min(), "fraction")
+        out["measured.mla.roof_error_max"] = Quantity(mla["measured_roof_error"].max(), "fraction")
+    return out
+
+
+def _fits(result) -> dict[str, Quantity]:
+    """``measured.fit.<flush>.m<M>.*``: time = fixed + bytes ÷ bandwidth over the GEMMs at M;
+    ``measured.flush.*``: read-flush time ÷ write-flush time of the same GEMM."""
+    out = {}
+    for r in result.fits.itertuples():
+        key = f"measured.fit.{r.flush}.m{r.m}"
+        out[f"{key}.fixed"] = Quantity(r.fixed_s * 1e9, "ns")
+        out[f"{key}.bandwidth"] = Quantity(r.bandwidth_bytes_per_s, "bytes_per_s")
+        out[f"{key}.r2"] = Quantity(r.r2, "fraction")
+        out[f"{key}.residual_max"] = Quantity(r.residual_max, "fraction")
+        out[f"{key}.points"] = Quantity(r.points, "count")
+        out[f"{key}.bytes_min"] = Quantity(r.bytes_min, "bytes")
+        out[f"{key}.bytes_max"] = Quantity(r.bytes_max, "bytes")
+    pairs = result.flush_pairs
+    for m, part in pairs.groupby("m"):
+        out[f"measured.flush.m{int(m)}.ratio_median"] = Quantity(part["ratio"].median(), "fraction")
+        out[f"measured.flush.m{int(m)}.ratio_min"] = Quantity(part["ratio"].min(), "fraction")
+        out[f"measured.flush.m{int(m)}.ratio_max"] = Quantity(part["ratio"].max(), "fraction")
     return out
 
 

@@ -37,7 +37,7 @@ class Roofline:
     bench: microbench.Microbench
     meta: capture_meta.Meta | None
     limits: pd.DataFrame  # analysis.LIMIT_COLUMNS
-    ceilings: pd.DataFrame  # readers.microbench.CEILING_COLUMNS + of_spec
+    ceilings: pd.DataFrame  # analysis.CEILING_COLUMNS: the capture's and the peaks capture's
     ops: pd.DataFrame  # model, gpu, op_roofline.COLUMNS, layer, layer_share
     totals: pd.DataFrame  # model, gpu, op_roofline.TOTAL_COLUMNS
     dominant: pd.DataFrame  # model, gpu, the top ops per phase, size and weights
@@ -55,6 +55,9 @@ class Roofline:
     placement: pd.DataFrame  # analysis.PLACEMENT_COLUMNS: kernel placement per op
     mistakes: pd.DataFrame  # analysis.MISTAKE_COLUMNS: the template's mistakes, corrected
     paths: dict[str, str]  # what the methodology names
+    mla: pd.DataFrame = field(default_factory=pd.DataFrame)  # analysis.MLA_COLUMNS: the measured MLA decode
+    fits: pd.DataFrame = field(default_factory=pd.DataFrame)  # analysis.FIT_COLUMNS: small GEMMs, both flushes
+    flush_pairs: pd.DataFrame = field(default_factory=pd.DataFrame)  # analysis.flush_pairs
     facts: dict[str, Quantity] = field(default_factory=dict)
 
     @property
@@ -103,8 +106,8 @@ def _read_all(cat: Catalog, ref: ReportRef, config: Config):
     return models, gpus
 
 
-def _measured_peaks(cat: Catalog, ref: ReportRef, config: Config, gpu: GpuSpec) -> dict[str, float] | None:
-    """Measured matmul FLOP/s by the hardware dtype they stand for, from the peaks capture."""
+def _peaks_run(cat: Catalog, ref: ReportRef, config: Config, gpu: GpuSpec) -> peaks.MeasuredRun | None:
+    """The peaks capture named by ``measured_peaks``, checked to have run on the measured GPU."""
     peaks_ref = _peaks_ref(cat, ref, config)
     if peaks_ref is None:
         return None
@@ -113,6 +116,13 @@ def _measured_peaks(cat: Catalog, ref: ReportRef, config: Config, gpu: GpuSpec) 
         raise UserError(
             cat.config_path(ref.report), f"measured_peaks: {peaks_ref} ran on {run.gpu.name!r}, not a {gpu.short_name}"
         )
+    return run
+
+
+def _measured_peaks(run: peaks.MeasuredRun | None) -> dict[str, float] | None:
+    """Measured matmul FLOP/s by the hardware dtype they stand for, from the peaks capture."""
+    if run is None:
+        return None
     return {MATMUL_DTYPES.get(m.dtype, m.dtype): m.flop_per_s for m in run.matmul}
 
 
@@ -130,8 +140,10 @@ def compute(cat: Catalog, options: dict[str, str]) -> Roofline:
             cat.config_path(ref.report),
             f"measured_gpu: {ref} ran on {meta.gpu.name!r}, which {config.measured_gpu} does not list in device_names",
         )
-    bandwidth = microbench_join.dram_bandwidth(bench.ceilings)
-    peaks_measured = _measured_peaks(cat, ref, config, measured_gpu)
+    peaks_run = _peaks_run(cat, ref, config, measured_gpu)
+    ceilings = analysis.ceilings(bench, measured_gpu, str(ref), peaks_run)
+    bandwidth = analysis.dram_ceiling(ceilings)  # the fastest DRAM stream of the capture and the peaks capture
+    peaks_measured = _measured_peaks(peaks_run)
     model_list, gpu_list = list(models.values()), list(gpus.values())
     ops = analysis.op_tables(model_list, gpu_list, config, bench)
     primary_h = ops[(ops["model"] == model_list[0].id) & (ops["gpu"] == config.measured_gpu)]
@@ -155,7 +167,7 @@ def compute(cat: Catalog, options: dict[str, str]) -> Roofline:
         bench=bench,
         meta=meta,
         limits=analysis.limits(gpu_list, bandwidth, peaks_measured, config.measured_gpu),
-        ceilings=analysis.ceilings(bench, measured_gpu),
+        ceilings=ceilings,
         ops=ops,
         totals=analysis.per_model_gpu(model_list, ops, op_roofline.totals),
         dominant=analysis.per_model_gpu(model_list, ops, lambda m, part: op_roofline.dominant(part, top=3)),
@@ -173,6 +185,17 @@ def compute(cat: Catalog, options: dict[str, str]) -> Roofline:
         placement=analysis.placement(ops, config),
         mistakes=analysis.mistakes(model_list[0], gpu_list, config),
         paths=paths,
+        mla=analysis.mla(
+            bench,
+            ops,
+            model_list[0].id,
+            config.measured_gpu,
+            config.decode.kv_len,
+            (peaks_measured or {}).get("bf16", measured_gpu.peaks["bf16"].dense_flop_per_s),
+            bandwidth,
+        ),
+        fits=analysis.small_gemm_fit(bench),
+        flush_pairs=analysis.flush_pairs(bench),
     )
     result.facts.update(facts(result))
     return result

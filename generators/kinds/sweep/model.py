@@ -116,9 +116,9 @@ def _peak(cat: Catalog, ref: ReportRef, config: Config, gpu_name: str) -> PeakUs
     matmul = next((m for m in run.matmul if m.dtype == config.peak_dtype), None)
     if matmul is None:
         raise UserError(path, f"no {config.peak_dtype} matmul peak (peak_dtype in {config_path})")
-    copy = next((m for m in run.memory if m.name == "d2d_copy"), run.memory[0] if run.memory else None)
+    copy = peaks.dram_ceiling(run)  # the run's DRAM ceiling: its fastest memory record (a copy in v1)
     if copy is None:
-        raise UserError(path, "no memory copy bandwidth (memory[]): the ridge point needs it")
+        raise UserError(path, "no memory bandwidth (memory[]): the ridge point needs it")
     return PeakUsed(
         config.peak_dtype,
         matmul.flop_per_s,

@@ -25,6 +25,9 @@ CEILINGS = {
     "dram_read": N_("DRAM read"),
     "l2_copy": N_("L2 copy (read + write)"),
     "l2_read": N_("L2 read"),
+    "d2d_copy": N_("DRAM copy (read + write)"),
+    "dram_read_sum": N_("DRAM read (sum to one value)"),
+    "dram_read_rows": N_("DRAM read (row sums)"),
 }
 #: Model dimensions (dotted names of ``readers.llm_model``) as a table names them.
 DIMS = {

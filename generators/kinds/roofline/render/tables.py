@@ -86,18 +86,42 @@ def overview(result, tr: Translator, options: dict) -> object:
         )
     for g, gpu in result.gpus.items():
         w = tables_format(result, g)
-        if f"{p}{g}.{w}.crossing.linear_min" in result.facts:
+        if f"{p}{g}.{w}.crossing.linear_min" not in result.facts:
+            continue
+        args = {
+            "gpu": gpu.text("short_name", tr.language),
+            "w": L.precision(w, tr),
+            "b1": f(f"{p}{g}.{w}.decode.b1.per_token"),
+            "low": f(f"{p}{g}.{w}.crossing.linear_min"),
+            "high": f(f"{p}{g}.{w}.crossing.linear_max"),
+        }
+        share = f"{p}{g}.{w}.decode.experts_layer_share_min"
+        if f"{p}{g}.{w}.crossing.experts_min" in result.facts and share in result.facts:
             items.append(
                 tr.gettext(
                     N_(
-                        "{gpu}, {w} weights: decode at batch 1 takes {b1} a token; the {w} GEMMs turn compute-bound "
-                        "from batch {low} to {high}."
+                        "{gpu}, {w} weights: decode at batch 1 takes {b1} a token; the {w} projection GEMMs (one "
+                        "weight matrix each) turn compute-bound from batch {low} to {high}, but the routed-expert "
+                        "GEMMs, {share_low} to {share_high} of a MoE layer's predicted time at batches {first} to "
+                        "{last}, only from batch {elow} to {ehigh}."
                     ),
-                    gpu=gpu.text("short_name", tr.language),
-                    w=L.precision(w, tr),
-                    b1=f(f"{p}{g}.{w}.decode.b1.per_token"),
-                    low=f(f"{p}{g}.{w}.crossing.linear_min"),
-                    high=f(f"{p}{g}.{w}.crossing.linear_max"),
+                    **args,
+                    share_low=f(share),
+                    share_high=f(f"{p}{g}.{w}.decode.experts_layer_share_max"),
+                    first=f(f"{p}{g}.{w}.decode.experts_layer_share.from"),
+                    last=f(f"{p}{g}.{w}.decode.experts_layer_share.to"),
+                    elow=f(f"{p}{g}.{w}.crossing.experts_min"),
+                    ehigh=f(f"{p}{g}.{w}.crossing.experts_max"),
+                )
+            )
+        else:
+            items.append(
+                tr.gettext(
+                    N_(
+                        "{gpu}, {w} weights: decode at batch 1 takes {b1} a token; the {w} projection GEMMs (one "
+                        "weight matrix each) turn compute-bound from batch {low} to {high}."
+                    ),
+                    **args,
                 )
             )
     items.append(
@@ -154,8 +178,9 @@ def limits(result, tr: Translator, options: dict) -> object:
     legend = tr.gettext(
         N_(
             "Ridge point = dense peak ÷ memory bandwidth, computed from the hardware files; the measured row uses the "
-            "capture's DRAM ceiling and the measured matmul peaks where the peaks capture has them. FP32 is the "
-            "CUDA-core peak that element-wise ops run against."
+            "DRAM ceiling (the fastest DRAM stream of the capture and the peaks capture, see the memory ceilings "
+            "below) and the measured matmul peaks where the peaks capture has them. FP32 is the CUDA-core peak that "
+            "element-wise ops run against."
         )
     )
     return fragment(t.build(), legend + "\n", "".join(notes))
@@ -166,23 +191,41 @@ def _dtype_label(dtype: str, tr: Translator) -> str:
 
 
 def ceilings(result, tr: Translator, options: dict) -> object:
+    """Every memory ceiling of the capture and of the peaks capture, labelled with how it was
+    timed; the DRAM ceiling (the fastest DRAM row) in bold."""
     t = TableBuilder("ceilings", tr)
-    t.col("ceiling", N_("Ceiling")).col("buffer", N_("Buffer"), "mib").col("repeat", N_("Runs per timing"), "count")
-    t.col("flushed", N_("L2 flushed")).col("median", N_("Median time"), "us")
+    t.col("run", N_("Run")).col("ceiling", N_("Ceiling")).col("method", N_("Timing"))
+    t.col("buffer", N_("Buffer"), "mib").col("flushed", N_("L2 flushed")).col("median", N_("Median time"), "us")
     t.col("bandwidth", N_("Bandwidth"), "tb_per_s").col("of_spec", N_("Of spec DRAM bandwidth"), "percent")
+    t.col("ratio", N_("Process 2 ÷ process 1"), "count2")
     yes, no = tr.gettext(N_("yes")), tr.gettext(N_("no"))
     for r in result.ceilings.itertuples():
+        method = (
+            tr.gettext(N_("CUDA events, one op"))
+            if r.method == "events"
+            else tr.gettext(N_("CUDA graph of {n} ops, replay ÷ {n}"), n=tr.integer(int(r.repeat)))
+        )
+        label = tr.gettext(L.CEILINGS[r.op]) if r.op in L.CEILINGS else r.op
         t.row(
-            r.op,
-            tr.gettext(L.CEILINGS[r.op]),
+            f"{r.source}-{r.op}-{r.method}-{int(r.buffer_bytes or 0) >> 20}",
+            r.run,
+            Cell(f"**{label}**", label) if r.ceiling else label,
+            method,
             r.buffer_bytes,
-            r.repeat,
             yes if r.l2_flushed else no,
             r.median_s * 1e9,
             r.bytes_per_s,
             r.of_spec,
+            None if r.process_ratio is None or r.process_ratio != r.process_ratio else r.process_ratio,
         )
-    return fragment(t.build())
+    legend = tr.gettext(
+        N_(
+            "Bytes per second = the bytes the stream must move (a read: the buffer; a copy: read + written) ÷ the "
+            "median CUDA-event time. In bold: the DRAM ceiling, the fastest DRAM row, which the measured roofline "
+            "uses."
+        )
+    )
+    return fragment(t.build(), legend + "\n")
 
 
 def model_dims(result, tr: Translator, options: dict) -> object:
@@ -443,3 +486,72 @@ def unsupported(result, tr: Translator, options: dict) -> object:
             tr.gettext(N_("{op} ({dtype}): not run: {reason}"), op=L.code(r.op), dtype=r.dtype, reason=L.code(r.reason))
         )
     return fragment("".join(f"- {i}\n" for i in items))
+
+
+def mla(result, tr: Translator, options: dict) -> object:
+    """The absorbed-MLA decode microbenchmark per batch, beside the model's prediction."""
+    if result.mla.empty:
+        return fragment(text(tr.gettext(N_("This version has no MLA decode measurement."))) + "\n")
+    t = TableBuilder("mla", tr)
+    t.col("b", N_("Batch"), "count").col("kv", N_("KV length"), "count")
+    t.col("flops", N_("FLOPs"), "gflop").col("bytes", N_("Bytes (fewest)"), "mib1")
+    t.col("intensity", N_("Intensity"), "flop_per_byte").col("measured", N_("Measured"), "us")
+    t.col("ratio", N_("Process 2 ÷ process 1"), "count2")
+    t.col("bandwidth", N_("Achieved bandwidth"), "tb_per_s").col("tflops", N_("Achieved"), "tflop_per_s")
+    t.col("predicted", N_("Predicted (spec)"), "us").col("error", N_("Error"), "percent")
+    t.col("roof_error", N_("Error against the measured roofline"), "percent")
+    num = lambda x: None if x is None or x != x else x  # noqa: E731
+    for r in result.mla.itertuples():
+        t.row(
+            f"b{r.m}",
+            r.m,
+            r.kv_len,
+            r.flops,
+            r.bytes,
+            r.intensity,
+            r.measured_s * 1e9,
+            num(r.process_ratio),
+            r.achieved_bytes_per_s,
+            r.achieved_flop_per_s,
+            None if num(r.predicted_s) is None else r.predicted_s * 1e9,
+            num(r.error),
+            num(r.measured_roof_error),
+        )
+    legend = tr.gettext(
+        N_(
+            "Absorbed MLA decode, one query token per sequence over a cache of the given length, torch eager in "
+            "BF16: q_nope · w_kc per head, scores over the 512 latent + 64 rope dimensions, softmax in FP32, · "
+            "latent, · w_vc per head. FLOPs and bytes are the capture's (weights, cache, inputs and outputs once); "
+            "predicted: the sum of the model's q_nope_w_kc, mla_attention and attn_w_vc ops at that batch."
+        )
+    )
+    return fragment(t.build(), legend + "\n")
+
+
+def small_gemm_fit(result, tr: Translator, options: dict) -> object:
+    """time = fixed + bytes ÷ bandwidth over the small GEMMs, with L2 flushed by a write and by a read."""
+    if result.fits.empty:
+        return fragment(text(tr.gettext(N_("This version timed no GEMM with a read flush."))) + "\n")
+    t = TableBuilder("small-gemm-fit", tr)
+    t.col("flush", N_("L2 flush")).col("m", N_("M"), "count").col("points", N_("GEMMs"), "count")
+    t.col("fixed", N_("Fixed time"), "us").col("bandwidth", N_("Fitted bandwidth"), "tb_per_s")
+    t.col("r2", N_("R²"), "pct2").col("residual", N_("Largest residual"), "percent")
+    labels = {"write": tr.gettext(N_("write (zero 256 MiB)")), "read": tr.gettext(N_("read (sum 256 MiB)"))}
+    for r in result.fits.itertuples():
+        t.row(
+            f"{r.flush}-m{r.m}",
+            labels[r.flush],
+            r.m,
+            r.points,
+            r.fixed_s * 1e9,
+            r.bandwidth_bytes_per_s,
+            r.r2,
+            r.residual_max,
+        )
+    legend = tr.gettext(
+        N_(
+            "A least-squares line through the GEMMs of one M (BF16 and FP8 weights together): median time against "
+            "the fewest bytes the GEMM must move. Largest residual: the largest |measured ÷ fitted − 1|."
+        )
+    )
+    return fragment(t.build(), legend + "\n")
