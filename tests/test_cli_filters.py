@@ -43,3 +43,26 @@ def test_ncu_top_kernel_and_metric_filters():
     assert doc["shown"] > 0
     bad = cli("ncu", str(RAW), "--top", "0")
     assert bad.returncode == 2 and bad.stderr == "error: --top 0: give a positive number\n"
+
+
+def test_kernels_shows_the_friendly_name_beside_the_raw_one():
+    """For the nvjet GEMMs of the decode trace: the first rule of data/rules/kernels.yml whose
+    pattern matches, its English name with the groups filled in (yaml and re here)."""
+    import re
+
+    import yaml
+
+    trace = ROOT / "data" / "reports" / "decode-h100-80gb-hbm3" / "v1" / "trace_fused.json.xz"
+    doc = json.loads(cli("kernels", str(trace), "--range", "decode", "--top", "6", "--json").stdout)
+    text = cli("kernels", str(trace), "--range", "decode", "--top", "6").stdout
+    rules = yaml.safe_load((ROOT / "data" / "rules" / "kernels.yml").read_text(encoding="utf-8"))["rules"]
+    checked = 0
+    for k in doc["kernels"]:
+        if not k["name"].startswith("nvjet_"):
+            continue
+        rule, match = next((r, m) for r in rules if (m := re.search(r["match"], k["name"])))
+        expected = rule["name"]["en"].format(**{g: v or "" for g, v in match.groupdict().items()})
+        line = next(line for line in text.splitlines() if line.rstrip().endswith(k["name"]))
+        assert f"  {expected}  " in line, line
+        checked += 1
+    assert checked >= 2
