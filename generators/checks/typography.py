@@ -250,8 +250,11 @@ def user_names(data_dir: Path) -> list[str]:
     shown as written in every language, so they are not Latin words left untranslated."""
     import yaml
 
+    from generators.catalog import Catalog
+
+    cat = Catalog(data_dir)
     texts: list[str] = []
-    for path in sorted((data_dir / "reports").glob("*/report.yml")):
+    for path in (cat.config_path(report) for report in cat.configured_reports()):
         try:
             doc = yaml.safe_load(path.read_text(encoding="utf-8"))
         except (OSError, yaml.YAMLError):

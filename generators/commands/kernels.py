@@ -175,6 +175,7 @@ def friendly_names(names: list[str]) -> dict[str, str]:
     ``data/rules/kernels.yml``, in the source language; else the short demangled name); empty
     without a project or its rules."""
     from generators.analysis.kernel_names import name_table
+    from generators.catalog import Catalog
     from generators.cli import project_root
     from generators.readers import kernel_rules
     from generators.settings import Settings
@@ -183,7 +184,7 @@ def friendly_names(names: list[str]) -> dict[str, str]:
     if not (root / "mkdocs.yml").is_file():
         return {}
     settings = Settings.load(root / "mkdocs.yml")
-    path = settings.data_dir / "rules" / "kernels.yml"
+    path = Catalog(settings.data_dir).rules_path
     if not path.is_file():
         return {}
     table = name_table(names, kernel_rules.read(path))
