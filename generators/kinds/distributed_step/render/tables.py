@@ -80,8 +80,9 @@ def overview(result, tr: Translator, options: dict) -> object:
         ),
         prose.stated(
             tr.gettext(
-                N_("Rank {rank} is the slowest in {n} of the {steps} steps."),
+                N_("Rank {rank}'s {step} window is the longest in {n} of the {steps} steps."),
                 rank=f("straggler.rank"),
+                step=step,
                 n=f("straggler.steps_slowest"),
                 steps=f("steps"),
             ),
@@ -90,6 +91,33 @@ def overview(result, tr: Translator, options: dict) -> object:
             "ranking",
         ),
     ]
+    if all(f"rank.{r}.step_period" in result.facts for r in ranks):
+        # the windows end where each host closes them; the time from one start to the next is the step's period
+        items.append(
+            tr.gettext(
+                N_("From the start of one {step} window to the start of the next: {periods} on average."),
+                step=step,
+                periods=", ".join(
+                    tr.gettext(N_("rank {rank} {time}"), rank=tr.integer(r), time=f(f"rank.{r}.step_period", "ms"))
+                    for r in ranks
+                ),
+            )
+        )
+    items.append(
+        prose.stated(
+            tr.gettext(
+                N_(
+                    "The step times `meta.json` records (CUDA events around each step) differ between the ranks by "
+                    "at most {gap} in a traced step, far less than the windows do ({excess})."
+                ),
+                gap=f("capture.step_event_gap", "ms"),
+                excess=f("straggler.excess", "ms"),
+            ),
+            result.facts,
+            "capture.step_event_gap < 0.1 * straggler.excess",
+            "quantifier comparison",
+        )
+    )
     if "capture.slow_rank" in result.facts:
         items.append(
             tr.gettext(
