@@ -179,8 +179,8 @@ def methodology(result, tr: Translator, options: dict) -> object:
     clipped = prose.stated(
         tr.gettext(
             N_(
-                "In this capture {clipped} waits were cut at the kernel's duration: the waiting rank's kernel ended "
-                "before the last rank's started."
+                "In this capture {clipped} waits were cut at the kernel's duration: the waiting rank's kernel had "
+                "ended before the kernel it waited for started."
             ),
             clipped=fact(result, "clipped_waits", tr),
         ),

@@ -64,7 +64,7 @@ def overview(result, tr: Translator, options: dict) -> object:
             tr.gettext(
                 N_(
                     "Straggler: rank {rank}. Its {step} windows take {time} on average, {excess} ({share}) longer "
-                    "than those of rank {fastest}, the fastest."
+                    "than those of rank {fastest}, whose windows are the shortest."
                 ),
                 rank=f("straggler.rank"),
                 step=step,
@@ -215,9 +215,9 @@ def steps(result, tr: Translator, options: dict) -> object:
     """Per step: the slowest and the fastest rank and their step times (the n-th window of each rank)."""
     view = result.view
     t = TableBuilder("steps", tr)
-    t.col("step", N_("Step"), "count").col("slowest", N_("Slowest rank"), "count")
-    t.col("slowest_time", N_("Its step"), "ms").col("fastest", N_("Fastest rank"), "count")
-    t.col("fastest_time", N_("Its step"), "ms").col("gap", N_("Difference"), "ms")
+    t.col("step", N_("Step"), "count").col("slowest", N_("Longest window: rank"), "count")
+    t.col("slowest_time", N_("Its window"), "ms").col("fastest", N_("Shortest window: rank"), "count")
+    t.col("fastest_time", N_("Its window"), "ms").col("gap", N_("Difference"), "ms")
     if view.straggler.steps is None:
         return fragment(tr.gettext(N_("The ranks have different numbers of step windows: no step-by-step view.")))
     for i, g in enumerate(view.straggler.steps, 1):
