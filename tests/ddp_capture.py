@@ -78,3 +78,11 @@ def waits() -> dict[str, list[dict[int, int]]]:
             rows.append({0: min(latest - x[0], x[1]), 1: min(latest - y[0], y[1])})
         out[key] = rows
     return out
+
+
+def windows(rank: int, name: str) -> list[tuple[int, int]]:
+    """(start, end) of every ``name`` window of the rank on the host clock (ns), by start."""
+    doc = trace(rank)
+    base = int(doc["baseTimeNanoseconds"])
+    evs = [e for e in doc["traceEvents"] if e.get("cat") == "user_annotation" and e["name"] == name]
+    return sorted((base + ns(e["ts"]), base + ns(e["ts"]) + ns(e["dur"])) for e in evs)

@@ -42,6 +42,33 @@ def test_facts_name_the_slowed_rank_and_the_wait_of_the_other(result):
     assert result.gpu.id == "h200-sxm" and "NVIDIA H200" in result.gpu.device_names
 
 
+def test_step_periods_and_the_step_times_of_meta_json(result):
+    f = {k: q.value for k, q in result.facts.items()}
+    for rank in cap.TRACES:
+        starts = [start for start, _ in cap.windows(rank, "step")]
+        gaps = [b - a for a, b in zip(starts, starts[1:])]
+        assert f[f"rank.{rank}.step_period"] == pytest.approx(sum(gaps) / len(gaps), abs=1)
+    step_times = cap.meta()["ddp"]["step_times"]
+    traced = {r["rank"]: [s["event_ms"] for s in r["steps"] if s["phase"] == "traced"] for r in step_times}
+    for rank, ms in traced.items():
+        assert f[f"capture.rank.{rank}.step_event"] == pytest.approx(sum(ms) / len(ms) * 1e6)
+    gap = max(abs(a - b) for a, b in zip(traced[0], traced[1]))
+    assert f["capture.step_event_gap"] == pytest.approx(gap * 1e6)
+
+
+def test_what_the_last_rank_did_during_the_longest_wait(result):
+    f = {k: q.value for k, q in result.facts.items()}
+    slow, _ = cap.straggler()
+    other = 1 - slow
+    start, _, _ = cap.collectives(other)["0/allreduce"][0]
+    last, _, _ = cap.collectives(slow)["0/allreduce"][0]
+    assert f["wait.max.last_rank"] == slow and last - start == f["wait.max"]
+    for name in ("forward", "straggler_delay", "backward"):
+        overlap = sum(max(0, min(e, last) - max(s, start)) for s, e in cap.windows(slow, name))
+        assert overlap > 0 and f[f"wait.max.last.{name}"] == overlap, name
+    assert "wait.max.last.optimizer" not in f  # the wait lies between the straggler's optimizer steps
+
+
 def test_config_checks_its_fields():
     base = {"schema": "profsite.report/1", "kind": "distributed-step", "title": {}, "hardware": "h200-sxm"}
     for fields, message in (
@@ -72,7 +99,7 @@ def test_pages_have_every_section_table_and_figure(built_site, lang):
     figures = re.findall(r'<img [^>]*src="([^"]+\.svg)"', page)
     assert len(figures) == 8  # one per metric (7) and the waits per collective
     assert all(("/zh/" in (built_site.site / PAGES[lang] / s).resolve().as_posix()) == (lang == "zh") for s in figures)
-    assert page.count('class="ps-claim"') == 14  # the page's claims (issue 24 added the idle-time comparison)
+    assert page.count('class="ps-claim"') == 16  # + step periods, meta.json step times, longest wait's parts
 
 
 def test_pages_say_h200_and_name_the_straggler(built_site):

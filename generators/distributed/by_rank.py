@@ -21,7 +21,7 @@ per-rank columns) is a ``DataError`` naming the files.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -42,6 +42,8 @@ class RankEntry:
     devices: tuple[ra.DeviceActivity, ...]
     ranges: tuple[ra.RangeTotals, ...]
     steps_ns: tuple[int, ...]  # each window of the step range, in start order
+    # every record_function window by name: (start, end) on the job's clock, in start order
+    windows: dict[str, tuple[tuple[int, int], ...]] = field(default_factory=dict)
 
     @property
     def mean_step_ns(self) -> float | None:
@@ -99,6 +101,13 @@ def _steps(partial: FilePartial, name: str) -> tuple[int, ...]:
     return tuple(int(x) for x in (end - start)[order])
 
 
+def _windows(partial: FilePartial) -> dict[str, tuple[tuple[int, int], ...]]:
+    a, out = partial.annotations, {}
+    for name, start, end in zip(a["name"], a["start_ns"].tolist(), a["end_ns"].tolist()):
+        out.setdefault(name, []).append((start + partial.clock_ns, end + partial.clock_ns))
+    return {name: tuple(sorted(w)) for name, w in sorted(out.items())}
+
+
 def _straggler(entries: list[RankEntry], step_range: str) -> Straggler | None:
     having = [e for e in entries if e.steps_ns]
     if not having:
@@ -130,7 +139,15 @@ def view(files: Sequence[tuple[str, FilePartial]], step_range: str = DEFAULT_STE
             raise DataError(f"rank {rank} twice: {seen[rank]} and {path}")
         seen[rank] = path
         entries.append(
-            RankEntry(rank, path, source, tuple(partial.devices), tuple(partial.ranges), _steps(partial, step_range))
+            RankEntry(
+                rank,
+                path,
+                source,
+                tuple(partial.devices),
+                tuple(partial.ranges),
+                _steps(partial, step_range),
+                _windows(partial),
+            )
         )
         ck = partial.comm_kernels
         kernels.append(

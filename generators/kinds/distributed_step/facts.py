@@ -12,6 +12,8 @@ DDP job):
                                   share of ``comm``
 ``step_time``                     mean wall time of the step range's windows (host clock)
 ``steps``                         the number of the step range's windows of the rank
+``step_period``                   mean time from the start of one step window to the start
+                                  of the next (host clock; with two windows or more)
 ``wait``, ``wait_share``          summed wait in lined-up collectives, and its share of
                                   those collectives' kernel time; ``max_wait`` the longest
 ``last_arrivals``                 collectives at which the rank started last
@@ -30,12 +32,23 @@ as ``others.wait`` (summed), ``others.wait_share``, ``others.wait_per_step`` (÷
 (÷ the fastest's), ``straggler.steps_slowest`` (steps in which it was the slowest),
 ``fastest.rank``; ``wait.max`` (the longest single wait), ``wait.max.rank``,
 ``wait.max.index`` (which collective of its key, from 1); ``capture.slow_rank`` and
-``capture.slow_delay`` (the rank ``meta.json`` says was slowed, and by how much).
+``capture.slow_delay`` (the rank ``meta.json`` says was slowed, and by how much);
+``capture.rank.<r>.step_event`` (the mean of the traced steps' ``event_ms`` that ``meta.json``
+records for rank r: CUDA events around each step) and ``capture.step_event_gap`` (the largest
+difference between the ranks' ``event_ms`` of one traced step).
+
+What the last rank did while the longest single wait lasted (from the waiting rank's kernel
+start to the last rank's, ``wait.max.last_rank``): ``wait.max.last.<name>``, the time the last rank's windows of the
+``record_function`` range <name> overlap that interval, for every name that overlaps it.
 """
 
 from __future__ import annotations
 
+import re
+
 from generators.quantity import Quantity
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 def _rank(entry, waits) -> dict[str, Quantity]:
@@ -65,6 +78,35 @@ def _rank(entry, waits) -> dict[str, Quantity]:
     return out
 
 
+def _step_period(entry, step_range: str) -> Quantity | None:
+    starts = [start for start, _ in entry.windows.get(step_range, ())]
+    if len(starts) < 2:
+        return None
+    return Quantity((starts[-1] - starts[0]) / (len(starts) - 1), "ns")
+
+
+def _during(entry, start_ns: int, end_ns: int) -> dict[str, Quantity]:
+    """Per range name: how long the entry's windows of that name overlap [start_ns, end_ns]."""
+    out = {}
+    for name, windows in entry.windows.items():
+        overlap = sum(max(0, min(end, end_ns) - max(start, start_ns)) for start, end in windows)
+        if overlap and _NAME.fullmatch(name):  # names a condition can spell
+            out[name] = Quantity(overlap, "ns")
+    return out
+
+
+def _meta_steps(ddp) -> dict[str, Quantity]:
+    traced = {
+        r.rank: [s.event_ms for s in r.steps if s.phase == "traced" and s.event_ms is not None] for r in ddp.step_times
+    }
+    out = {f"capture.rank.{r}.step_event": Quantity(sum(ms) / len(ms) * 1e6, "ns") for r, ms in traced.items() if ms}
+    counts = {len(ms) for ms in traced.values()}
+    if len(traced) > 1 and len(counts) == 1 and counts != {0}:
+        gap = max(max(step) - min(step) for step in zip(*traced.values()))
+        out["capture.step_event_gap"] = Quantity(gap * 1e6, "ns")
+    return out
+
+
 def facts(result) -> dict[str, Quantity]:
     view, c = result.view, result.view.collectives
     waits = {w.rank: w for w in c.ranks}
@@ -87,6 +129,9 @@ def facts(result) -> dict[str, Quantity]:
     for e in view.ranks:
         per_rank = _rank(e, waits[e.rank])
         per_rank["steps"] = Quantity(len(e.steps_ns), "count")
+        period = _step_period(e, view.step_range)
+        if period is not None:
+            per_rank["step_period"] = period
         for name in result.config.ranges:
             r = e.range(name)
             if r is not None:
@@ -109,8 +154,14 @@ def facts(result) -> dict[str, Quantity]:
         out["wait.max"] = Quantity(top.wait_ns, "ns")
         out["wait.max.rank"] = Quantity(top.rank, "count")
         out["wait.max.index"] = Quantity(top.index + 1, "count")
+        out["wait.max.last_rank"] = Quantity(top.last_rank, "count")
+        last = view.entry(top.last_rank)
+        for name, q in _during(last, top.start_ns, top.last_start_ns).items():
+            out[f"wait.max.last.{name}"] = q
     slowed = result.ddp.straggler if result.ddp else None
     if slowed is not None:
         out["capture.slow_rank"] = Quantity(slowed.rank, "count")
         out["capture.slow_delay"] = Quantity(slowed.delay_ms * 1e6, "ns")
+    if result.ddp is not None:
+        out.update(_meta_steps(result.ddp))
     return out

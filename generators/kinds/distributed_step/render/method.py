@@ -136,7 +136,7 @@ RULES = (
         "memory operation). Busy is the length of the union of all of them, idle the rest of the window; compute "
         "and communication are the lengths of the unions of computation and of NCCL kernels (a kernel whose name "
         "starts with `nccl`); overlapped is the time both ran at once, and the overlapped share is that time "
-        "divided by the communication time. The same definitions as Holistic Trace Analysis."
+        "divided by the communication time."
     ),
     N_(
         "Kernel time of a range: the summed duration of the kernels whose launch call started inside one of the "
@@ -144,7 +144,10 @@ RULES = (
     ),
     N_(
         "Step time: the wall time of each window of the {step} range on the host, as `record_function` wrote it. "
-        "The straggler is the rank whose {step} windows take longest on average; ties go to the lower rank."
+        "The straggler is the rank whose {step} windows take longest on average; ties go to the lower rank. "
+        "A window ends when the host leaves the range, which can be before the GPU work it launched has ended; "
+        "the time from the start of one window to the start of the next (the step period) and the step times "
+        "that `meta.json` records with CUDA events do not depend on where a window ends."
     ),
     N_(
         "Lining up collectives: NCCL needs every rank of a process group to issue its collectives in the same "
@@ -156,9 +159,7 @@ RULES = (
     N_(
         "Wait: in one collective, the rank whose kernel starts last is the last to arrive. Every other rank waited "
         "from its own kernel's start until that start, and never longer than its own kernel ran: "
-        "wait = the smaller of (last start − own start) and own duration. The last rank waits zero. "
-        "{clipped} waits were cut at the kernel's duration: the kernel ended before the last rank's started, "
-        "which a short broadcast from the root can do."
+        "wait = the smaller of (last start − own start) and own duration. The last rank waits zero."
     ),
     N_(
         "Clocks: the traces' times plus each file's `baseTimeNanoseconds`, the host's clock. The ranks of one host "
@@ -172,11 +173,22 @@ def methodology(result, tr: Translator, options: dict) -> object:
     commands = result.meta.commands if result.meta else []
     out.append(_code_block("\n".join(commands)) if commands else DASH + "\n")
     out.append("### " + tr.gettext(N_("How the numbers are computed")) + "\n")
-    args = {"step": tables.code(result.config.step_range), "clipped": fact(result, "clipped_waits", tr)}
-    # the rules are method; the clipped-wait count inside the Wait rule is shown through a fact
-    # (its sentence should become its own, with a claim: notes in /work/notes/claims.md)
+    args = {"step": tables.code(result.config.step_range)}
     out += [f"- {prose.method_block(tr.gettext(text, **args))}" for text in RULES]
     out.append("")
+    clipped = prose.stated(
+        tr.gettext(
+            N_(
+                "In this capture {clipped} waits were cut at the kernel's duration: the waiting rank's kernel had "
+                "ended before the kernel it waited for started."
+            ),
+            clipped=fact(result, "clipped_waits", tr),
+        ),
+        result.facts,
+        "clipped_waits > 0",
+    )
+    if clipped:
+        out += [clipped + "\n"]
     out.append(
         prose.method_block(
             tr.gettext(

@@ -64,7 +64,7 @@ def overview(result, tr: Translator, options: dict) -> object:
             tr.gettext(
                 N_(
                     "Straggler: rank {rank}. Its {step} windows take {time} on average, {excess} ({share}) longer "
-                    "than those of rank {fastest}, the fastest."
+                    "than those of rank {fastest}, whose windows are the shortest."
                 ),
                 rank=f("straggler.rank"),
                 step=step,
@@ -80,8 +80,9 @@ def overview(result, tr: Translator, options: dict) -> object:
         ),
         prose.stated(
             tr.gettext(
-                N_("Rank {rank} is the slowest in {n} of the {steps} steps."),
+                N_("Rank {rank}'s {step} window is the longest in {n} of the {steps} steps."),
                 rank=f("straggler.rank"),
+                step=step,
                 n=f("straggler.steps_slowest"),
                 steps=f("steps"),
             ),
@@ -90,6 +91,33 @@ def overview(result, tr: Translator, options: dict) -> object:
             "ranking",
         ),
     ]
+    if all(f"rank.{r}.step_period" in result.facts for r in ranks):
+        # the windows end where each host closes them; the time from one start to the next is the step's period
+        items.append(
+            tr.gettext(
+                N_("From the start of one {step} window to the start of the next: {periods} on average."),
+                step=step,
+                periods=", ".join(
+                    tr.gettext(N_("rank {rank} {time}"), rank=tr.integer(r), time=f(f"rank.{r}.step_period", "ms"))
+                    for r in ranks
+                ),
+            )
+        )
+    items.append(
+        prose.stated(
+            tr.gettext(
+                N_(
+                    "The step times `meta.json` records (CUDA events around each step) differ between the ranks by "
+                    "at most {gap} in a traced step, far less than the windows do ({excess})."
+                ),
+                gap=f("capture.step_event_gap", "ms"),
+                excess=f("straggler.excess", "ms"),
+            ),
+            result.facts,
+            "capture.step_event_gap < 0.1 * straggler.excess",
+            "quantifier comparison",
+        )
+    )
     if "capture.slow_rank" in result.facts:
         items.append(
             tr.gettext(
@@ -187,9 +215,9 @@ def steps(result, tr: Translator, options: dict) -> object:
     """Per step: the slowest and the fastest rank and their step times (the n-th window of each rank)."""
     view = result.view
     t = TableBuilder("steps", tr)
-    t.col("step", N_("Step"), "count").col("slowest", N_("Slowest rank"), "count")
-    t.col("slowest_time", N_("Its step"), "ms").col("fastest", N_("Fastest rank"), "count")
-    t.col("fastest_time", N_("Its step"), "ms").col("gap", N_("Difference"), "ms")
+    t.col("step", N_("Step"), "count").col("slowest", N_("Longest window: rank"), "count")
+    t.col("slowest_time", N_("Its window"), "ms").col("fastest", N_("Shortest window: rank"), "count")
+    t.col("fastest_time", N_("Its window"), "ms").col("gap", N_("Difference"), "ms")
     if view.straggler.steps is None:
         return fragment(tr.gettext(N_("The ranks have different numbers of step windows: no step-by-step view.")))
     for i, g in enumerate(view.straggler.steps, 1):
