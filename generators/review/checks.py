@@ -268,6 +268,7 @@ def false_claims(page: PageData, facts_for) -> list[Finding]:
             continue
         options = dict(call.options)
         model = options.pop("model", None)
+        options.pop("covers", None)  # the word classes the claim covers (generators.checks.claims), not an option
         facts = facts_for(model, options)
         if claim_rules.evaluate(call.name, facts):
             continue

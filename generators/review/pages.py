@@ -133,7 +133,7 @@ def unrendered_claims(source: PageSource, facts_for) -> set[str]:
 
     env = jinja2.Environment(undefined=jinja2.StrictUndefined)
     nothing = lambda *args, **kwargs: ""  # noqa: E731
-    env.globals.update(claim=claim, fact=fact, has_fact=has_fact, value=nothing, unit=nothing, lit=str)
+    env.globals.update(claim=claim, fact=fact, has_fact=has_fact, value=nothing, unit=nothing, lit=str, method=nothing)
     try:
         env.from_string(body).render()
     except jinja2.UndefinedError:

@@ -97,6 +97,7 @@ def plan(runner: Runner) -> list[Task]:
                 elif name in ("value", "fact", "has_fact", "claim"):
                     model = args[0] if name == "value" and args else kwargs.pop("model", kind_model)
                     kwargs.pop("unit", None)
+                    kwargs.pop("covers", None)  # claim(): the word classes it covers, not a model option
                     if model in MODELS and MODELS[model].facts is not None:
                         task(model, _with_page(MODELS[model], kwargs, meta)).facts = True
             except UserError:
