@@ -166,8 +166,10 @@ def test_graph_and_eager_wall_time_per_token_from_both_processes(variant, versio
     assert fact(version, f"{variant}.graph.speedup.max") == pytest.approx(float(max(eager) / min(graph)))
     assert fact("v1", f"{variant}.eager.wall_per_token") is None  # v1 timed its eager decode only
     assert fact("v1", f"{variant}.wall_per_token.process_min") is None  # ... in one process
-    # the captures' own numbers: about 4.4 to 4.6 ms per token with the graph, 18 to 26 ms eager
-    assert 4.4e6 < min(graph) < max(graph) < 4.9e6 and 18e6 < min(eager) < max(eager) < 26e6
+    # the captures' own numbers: about 4.4 to 4.6 ms per token with the graph, 18 to 26 ms eager;
+    # v4 (a later session's nvidia-h100-x1 machine): 4.6 to 5.1 ms with the graph, 30.6 to 34.1 ms eager
+    low, high, eager_low, eager_high = (4.4e6, 5.2e6, 28e6, 35e6) if version == "v4" else (4.4e6, 4.9e6, 18e6, 26e6)
+    assert low < min(graph) < max(graph) < high and eager_low < min(eager) < max(eager) < eager_high
 
 
 def test_the_recaptured_timing_is_steady_for_the_graph_and_not_for_eager():
@@ -259,7 +261,7 @@ def test_the_timing_table_is_timing_json_process_by_process(version):
     assert fact(version, "timing.warmup.max_time") == rule["max_warmup_s"] * 1e9
     assert fact(version, "timing.reps") == meta["workload"]["timing_reps"]
     assert fact(version, "timing.runs") == sum(len(r["processes"]) for r in timing.values())
-    if version == "v3":  # the GPU at its full clock before and after every process, never throttled
+    if version in ("v3", "v4"):  # the GPU at its full clock before and after every process, never throttled
         states = [p[w] for r in timing.values() for p in r["processes"] for w in ("state_before", "state_after")]
         assert {s["clocks.sm"] for s in states} == {"1980 MHz"} == {meta["gpu"]["nvidia_smi"]["clocks.max.sm"]}
         assert fact(version, "timing.sm_clock.min") == fact(version, "timing.sm_clock.max") == 1980
@@ -381,7 +383,10 @@ def test_a_graph_capture_s_records_agree_with_its_files(version):
     meta = raw.meta(version)
     ncu_run = json.loads((raw.folder(version) / "ncu_run.json").read_text(encoding="utf-8"))
     data_files = {p.name for p in raw.folder(version).iterdir()} - {"meta.json", "ncu_run.json"}
-    assert set(meta["files"]) == data_files and "reused" not in meta
+    assert set(meta["files"]) == data_files
+    for name in meta.get("reused", {}).get("files", []):  # v4: files taken from an earlier capture, byte for byte
+        earlier = raw.folder(meta["reused"]["from"]) / name
+        assert (raw.folder(version) / name).read_bytes() == earlier.read_bytes()
     for variant in VARIANTS:
         run = ncu_run[variant]
         assert run["status"] == "ok" and {k: run.get(k) for k in meta["ncu"][variant]} == meta["ncu"][variant]
@@ -389,9 +394,10 @@ def test_a_graph_capture_s_records_agree_with_its_files(version):
         kernels = [e for e in raw.events(variant, version) if e.get("cat") == "kernel"]
         check = meta["checks"][variant]["trace_kernels"]
         assert check["kernels"] == len(kernels)
-        assert Decimal(str(check["kernel_ms"])) == sum(e["dur"] for e in kernels) / 1000
-        assert meta["files"][f"trace_{variant}.json.xz"].endswith(
-            f"{variant} attention, each decode step one CUDA-graph replay"
+        # the capture summed floats (kernel_summary): equal to the exact sum up to float rounding
+        assert float(check["kernel_ms"]) == pytest.approx(float(sum(e["dur"] for e in kernels) / 1000), rel=1e-12)
+        assert (
+            f"{variant} attention, each decode step one CUDA-graph replay" in meta["files"][f"trace_{variant}.json.xz"]
         )
     if "timing_seed" in meta:  # the recapture: its seed named where the file is described
         assert f"(seed {meta['timing_seed']})" in meta["files"]["timing.json"]

@@ -245,3 +245,36 @@ def test_bad_input_is_one_error_line(tmp_path, capsys):
     assert cli.main(["parts", str(bad)]) == 2
     err = capsys.readouterr()
     assert err.out == "" and err.err.count("\n") == 1 and err.err.startswith("error: ")
+
+
+# -- 4. the decode report's parts, as its page shows them ---------------------------------------------------------
+def test_the_decode_report_names_what_launched_its_top_kernels_and_says_where_parts_are_not_recorded():
+    """v4 (the latest) records parts for both variants: the index kernel that the rules file named
+    an embedding lookup is the KV-cache write's index_copy_ (read from the raw trace: the
+    operator of each of its launches in the eager trace); v3's graph replays have no eager
+    trace: not recorded, no part facts."""
+    from generators.kinds.kernel_profile.render.tables import launched_by
+    from tests import decode_report, project
+
+    v4, v3 = decode_report.report("v4"), decode_report.report("v3")
+    assert v3.facts["fused.parts.recorded"].value == 0
+    assert not any(k.startswith("fused.parts.rope") for k in v3.facts)
+    tr = project.translator("en")
+    assert launched_by(v3, v3.parts.get("fused"), "anything", tr) == "not recorded in this version"
+    # the raw eager trace: which operators launched kernels named index_copy_kernel_impl
+    events = _events(DECODE / "v4/trace_fused_eager.json.xz")
+    ops = {e["args"]["External id"]: e["name"] for e in events if e.get("cat") == "cpu_op"}
+    runtime = _runtime(events)
+    steps = _windows(events, "decode_step")
+    launched = {
+        ops.get(runtime[k["args"]["correlation"]]["args"].get("External id"))
+        for k in events
+        if k.get("cat") == "kernel"
+        and "index_copy_kernel_impl" in k["name"]
+        and _in_range(steps, runtime[k["args"]["correlation"]]["pid"], runtime[k["args"]["correlation"]]["ts"])
+    }
+    assert launched == {"aten::index_copy_"}
+    name = next(n for n in v4.primary.top["name"].astype(str) if "index_copy_kernel_impl" in n)
+    text = launched_by(v4, v4.parts["fused"], name, tr)
+    assert text.startswith("aten::index_copy_ ← range kv_cache_write (KV-cache write) ")
+    assert v4.facts["fused.parts.recorded"].value == 1 and v4.facts["written.parts.recorded"].value == 1

@@ -11,7 +11,8 @@ Facts (per variant, prefixed with its name, and ``primary.``):
 
 ==================================  ===========================================================
 ``parts.recorded``                  1 when the version records parts, else 0
-``parts.method.<m>``                1 for the trace's method (modules, ranges, rules, eager)
+``parts.method.<m>``                1, present for the trace's method only (modules, ranges,
+                                    rules, eager)
 ``parts.<part>.share``              share of the range's kernel time in the part
 ``parts.<part>.per_step``           its kernel time per step; ``.launches`` its launches
 ``parts.<part>.rank``               1 for the part with the most time, 2 next, ...
@@ -129,8 +130,7 @@ def facts(name: str, vp: VariantParts | None, order: list[str]) -> dict[str, Qua
     t = vp.trace
     out = {f"{p}.recorded": Quantity(1 if vp.recorded else 0, "count")}
     if vp.recorded:
-        for m in ap.METHODS:
-            out[f"{p}.method.{m}"] = Quantity(1 if t.method == m else 0, "count")
+        out[f"{p}.method.{t.method}"] = Quantity(1, "count")  # only the method used: pages test has_fact
         ranked = t.table.sort_values(["kernel_ns", "part"], ascending=[False, True], kind="stable")
         rank = {part: i + 1 for i, part in enumerate(ranked["part"])}
         for r in t.table.itertuples():
