@@ -209,7 +209,7 @@ def ceilings(result, tr: Translator, options: dict) -> object:
         t.row(
             f"{r.source}-{r.op}-{r.method}-{int(r.buffer_bytes or 0) >> 20}",
             r.run,
-            Cell(f"**{label}**", label) if r.ceiling else label,
+            Cell(label, label, style="strong") if r.ceiling else label,
             method,
             r.buffer_bytes,
             yes if r.l2_flushed else no,
