@@ -67,6 +67,18 @@ def capture(where: Path, *, meta: bool) -> Path:
 def make_project(root: Path) -> Path:
     """The small project under ``root`` (data, docs, mkdocs.yml; generators and locales linked),
     with the report's v1 (no meta.json)."""
+    project = bare_project(root)
+    raw = capture(root / "raw-v1", meta=False)
+    checked(
+        cli(project, "new-report", REPORT, "--kind", "kernel-profile", "--from", str(raw), "--range", RANGE,
+            "--hardware", "h100-sxm", "--root", str(project))
+    )  # fmt: skip
+    return project
+
+
+def bare_project(root: Path) -> Path:
+    """The small project without a report: hardware entries, naming rules, the H100 peaks
+    measurement (``peaks-h100-80gb-hbm3``, which new-report picks for an H100 trace), an index."""
     project = root / "project"
     (project / "data" / "reports").mkdir(parents=True)
     for folder in ("hardware", "rules"):
@@ -82,11 +94,8 @@ def make_project(root: Path) -> Path:
     for lang, text in INDEX.items():
         (project / "docs" / lang).mkdir(parents=True)
         (project / "docs" / lang / "index.md").write_text(text, encoding="utf-8")
-    raw = capture(root / "raw-v1", meta=False)
-    checked(
-        cli(project, "new-report", REPORT, "--kind", "kernel-profile", "--from", str(raw), "--range", RANGE,
-            "--hardware", "h100-sxm", "--root", str(project))
-    )  # fmt: skip
+    peaks = "peaks-h100-80gb-hbm3"
+    shutil.copytree(REPO_ROOT / "data" / "reports" / peaks, project / "data" / "reports" / peaks)
     return project
 
 

@@ -20,7 +20,7 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 REPORT = ROOT / "data" / "reports" / "sweep-h100-80gb-hbm3"
 DATA = REPORT / "v2"
-PEAKS = ROOT / "data" / "reports" / "peaks-h100-80gb-hbm3" / "v1" / "peaks.json"
+PEAKS = ROOT / "data" / "reports" / "peaks-h100-80gb-hbm3" / "v2" / "peaks.json"  # report.yml measured_peaks
 RULES = ROOT / "data" / "rules" / "kernels.yml"
 
 

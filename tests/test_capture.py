@@ -335,6 +335,8 @@ def test_data_folder_within_budget():
     # 47 MB: the H100 sweep v1 and its recapture v2 (16 MB of traces each), decode v1 (5.9 MB)
     # and its CUDA-graph v2 (1.7 MB), the microbenchmarks (0.6 MB) and the 2-rank DDP fixture
     # (1.7 MB): 44 MB in all; the decode timing recapture (branch timing-decode-v3) adds 1.5 MB.
+    # 58 MB: decode v4 (issue 25) adds 11 MB, 9.6 MB of it the two eager traces with Python stacks
+    # (xz -6; -9 gave nothing), and the transformers Llama trace 0.55 MB.
     # The budget is the shipped sample's (data/sample.txt lists its reports; issue 29 #5): a report a
     # user adds to data/reports is not counted. Every report folder listed exists.
     listed = [
@@ -342,6 +344,6 @@ def test_data_folder_within_budget():
         if line.strip() and not line.startswith("#")
     ]  # fmt: skip
     assert listed and all((DATA / entry).is_dir() for entry in listed), listed
-    folders = [DATA / "hardware", DATA / "models", DATA / "rules", *(DATA / entry for entry in listed)]
+    folders = [DATA / "hardware", DATA / "models", DATA / "rules", DATA / "parts", *(DATA / entry for entry in listed)]
     total = sum(p.stat().st_size for folder in folders for p in folder.rglob("*") if p.is_file())
-    assert total <= 47 * 1000 * 1000, f"the shipped sample is {total / 1e6:.1f} MB; the budget is 47 MB"
+    assert total <= 58 * 1000 * 1000, f"the shipped sample is {total / 1e6:.1f} MB; the budget is 58 MB"

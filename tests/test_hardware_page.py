@@ -184,6 +184,23 @@ def test_measured_peaks_appear_beside_the_spec(built_site):
     assert "not measured" in en  # the other GPUs are still unmeasured
 
 
+def test_a_run_with_several_memory_streams_shows_its_dram_ceiling(built_site):
+    """peaks v2 timed 31 memory streams: its row is the fastest of them (issue 24 #3), by hand
+    from peaks.json, and the BF16 ridge divides by it; every report is listed under each GPU its
+    report.yml names (issue 27 #8): the roofline report under the B200 and the GB200 too."""
+    run = json.loads((DATA / "reports" / "peaks-h100-80gb-hbm3" / "v2" / "peaks.json").read_text())
+    ceiling = max(m["bytes_moved"] / m["median_s"] for m in run["memory"])
+    bf16 = next(m["flop_per_s"] for m in run["matmul"] if m["dtype"] == "bf16")
+    bandwidth = spec("h100-sxm")["memory_bandwidth_gb_s"]["value"] * 1e9
+    en = text_of(built_site.html("hardware/"))
+    row = f"DRAM ceiling (the fastest of its read and copy streams) {ceiling / 1e12:.2f} {bandwidth / 1e12:.2f}"
+    assert row in en
+    assert f"{bf16 / ceiling:,.1f}" in en.split("peaks-h100-80gb-hbm3/v2 BF16", 1)[1][:80]
+    reports = en.split("Reports on these GPUs", 2)[-1]
+    for gpu in ("b200", "gb200", "h100-sxm"):
+        assert f"{gpu}: DeepSeek-V3/R1 on the roofline" in reports, gpu
+
+
 @pytest.mark.slow
 def test_a_run_on_an_unknown_gpu_is_an_error(tmp_path):
     data = tmp_path / "data"

@@ -62,7 +62,10 @@ def test_the_capture_is_found_for_the_h100_and_not_for_a_b200():
     cat = Catalog(ROOT / "data")
     h100 = hardware.read(cat.hardware_path("h100-sxm"))
     b200 = hardware.read(cat.hardware_path("b200"))
-    assert [str(r) for r in microbench.runs_for(cat, h100.device_names)] == ["microbench-h100-80gb-hbm3/v1"]
+    assert [str(r) for r in microbench.runs_for(cat, h100.device_names)] == [
+        "microbench-h100-80gb-hbm3/v1",
+        "microbench-h100-80gb-hbm3/v2",
+    ]
     assert microbench.runs_for(cat, b200.device_names) == []
 
 

@@ -114,7 +114,7 @@ def test_creates_data_config_pages_and_nav(project, created):
     assert sorted(p.name for p in (target / "v1").iterdir()) == sorted(RAW_FILES + ["notes.txt"])
     config = yaml.safe_load((target / "report.yml").read_text(encoding="utf-8"))
     assert config["kind"] == "kernel-profile" and config["hardware"] == "h100-sxm"
-    assert config["measured_peaks"] == "peaks-h100-80gb-hbm3/v1"
+    assert config["measured_peaks"] == "peaks-h100-80gb-hbm3/v2"  # the latest peaks run of that GPU
     assert config["primary"] == "fused" and config["range"] == "decode"
     fused = config["variants"]["fused"]
     assert (fused["timeline"], fused["metrics"]) == ("trace_fused.json.xz", "ncu_fused_raw.csv.gz")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -92,3 +93,20 @@ def test_a_dask_cluster_that_cannot_import_the_package_is_one_line(tmp_path):
         for proc in (worker, scheduler):
             proc.terminate()
             proc.wait(timeout=30)
+
+
+def test_new_version_maps_a_capture_file_to_the_name_report_yml_gives(tmp_path):
+    project = small_site.make_project(tmp_path)
+    raw = tmp_path / "raw"
+    raw.mkdir()
+    shutil.copy(small_site.TRACE, raw / "my_run.json.gz")
+    plain = _run("new-version", small_site.REPORT, "--from", str(raw), cwd=project)
+    assert plain.returncode == 2
+    assert plain.stderr.endswith("the folder has my_run.json.gz (give --map trace.json.gz=FILE)\n")
+    made = _run(
+        "new-version", small_site.REPORT, "--from", str(raw), "--map", "trace.json.gz=my_run.json.gz", cwd=project
+    )
+    assert made.returncode == 0, made.stderr
+    v2 = small_site.versions_dir(project) / "v2"
+    assert sorted(p.name for p in v2.iterdir()) == ["trace.json.gz"]
+    assert (v2 / "trace.json.gz").read_bytes() == small_site.TRACE.read_bytes()

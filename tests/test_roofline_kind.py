@@ -69,7 +69,7 @@ def test_the_detector_reads_a_copy_of_the_capture(tmp_path):
     assert fields["measured_gpu"] == "h100-sxm" and fields["models"][0] == "deepseek-v3"
     assert fields["gpus"][0] == {"hardware": "h100-sxm", "tables": "fp8"}
     assert {"hardware": "b200", "tables": "fp4"} in fields["gpus"]
-    assert fields["measured_peaks"] == "peaks-h100-80gb-hbm3/v1"
+    assert fields["measured_peaks"] == "peaks-h100-80gb-hbm3/v2"  # the latest peaks run
     doc = {"schema": "profsite.report/1", "kind": "roofline", "title": {"en": "t", "zh": "t"}, **fields}
     assert isinstance(msgspec.convert(doc, CONFIG_UNION), Config)
     (raw / "results.json").write_text('{"schema": "profsite.sweep/1", "ops": []}')

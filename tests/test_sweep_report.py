@@ -269,7 +269,7 @@ def test_detector_finds_the_peaks_of_the_same_gpu():
     settings = project.settings()
     cat = Catalog(settings.data_dir, settings.codes)
     fields = detect(DetectContext(raw.DATA, cat, None, None))
-    assert fields == {"measured_peaks": "peaks-h100-80gb-hbm3/v1", "peak_dtype": "bf16", "results": "results.json"}
+    assert fields == {"measured_peaks": "peaks-h100-80gb-hbm3/v2", "peak_dtype": "bf16", "results": "results.json"}
     assert Path(raw.PEAKS).is_file()
 
 

@@ -243,6 +243,38 @@ class Result:
     segments: int = 0
 
 
+def user_names(data_dir: Path) -> list[str]:
+    """The words of the names a user gave in the reports' ``report.yml``: the ranges (``range``,
+    ``step_range``, ``attention_ranges``) and the titles and variant labels written the same in
+    every language (a name, not a sentence). They come from the user's code or capture and are
+    shown as written in every language, so they are not Latin words left untranslated."""
+    import yaml
+
+    from generators.catalog import Catalog
+
+    cat = Catalog(data_dir)
+    texts: list[str] = []
+    for path in (cat.config_path(report) for report in cat.configured_reports()):
+        try:
+            doc = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError):
+            continue  # the build says what is wrong with it
+        if not isinstance(doc, dict):
+            continue
+        texts += [doc[k] for k in ("range", "step_range") if isinstance(doc.get(k), str)]
+        localized = [doc.get("title")]
+        for variant in (doc.get("variants") or {}).values() if isinstance(doc.get("variants"), dict) else ():
+            if isinstance(variant, dict):
+                texts += [r for r in variant.get("attention_ranges") or [] if isinstance(r, str)]
+                localized.append(variant.get("label"))
+        for value in localized:
+            if isinstance(value, str):
+                texts.append(value)
+            elif isinstance(value, dict) and len(set(map(str, value.values()))) == 1:
+                texts.append(str(next(iter(value.values()))))
+    return sorted({w for t in texts for w in re.findall(r"[A-Za-z0-9]+(?:-[A-Za-z0-9]+)*", t)})
+
+
 def check_page(path: Path, rules: dict[str, Rules], shown_as: str | None = None) -> tuple[bool, list[Finding], int]:
     lang, segments = read_segments(path)
     if lang not in rules:
@@ -263,6 +295,9 @@ def check_site(site: Path, settings: Settings, include: Callable[[str], bool] = 
     if not (site / "index.html").is_file():
         raise UserError(site, "not a built site (no index.html); build it with `make build`")
     rules = load_rules(settings)
+    names = user_names(settings.data_dir)
+    for lang in rules:  # the user's own names stay as they are (issue 29): not "untranslated"
+        rules[lang] = msgspec.structs.replace(rules[lang], latin_allowed=[*rules[lang].latin_allowed, *names])
     result = Result()
     for path in sorted(site.rglob("*.html")):
         url = path.relative_to(site).as_posix()

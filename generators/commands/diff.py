@@ -75,7 +75,14 @@ def _num(x, unit: str) -> str:
         return f"{x * 100:.1f} %"
     if unit == "bytes_per_s":
         return f"{x / 1e9:,.0f} GB/s"
+    if float(x).is_integer():  # counts: launches, kernels (29, not 29.0)
+        return f"{int(x):,}"
     return f"{x:,.1f}"
+
+
+def _version(side: dict) -> str:
+    """``v2 (2026-05-01...)``, or ``v2`` for a version without a capture date (no meta.json)."""
+    return f"{side['version']} ({side['date']})" if side.get("date") else side["version"]
 
 
 def text(doc: dict, language: str) -> str:
@@ -84,9 +91,10 @@ def text(doc: dict, language: str) -> str:
     from tabulate import tabulate
 
     b, a = doc["before"], doc["after"]
-    lines = [f"{doc['report']}: {b['version']} ({b['date']}) -> {a['version']} ({a['date']})"]
+    lines = [f"{doc['report']}: {_version(b)} -> {_version(a)}"]
     for s in doc["setup"]:
-        lines.append(f"  setup {s['field']}: {s['before']} -> {s['after']}")
+        shown = ["(none)" if s[k] is None else s[k] for k in ("before", "after")]  # a side without meta.json
+        lines.append(f"  setup {s['field']}: {shown[0]} -> {shown[1]}")
     rows = [
         [m["variant"], m["metric"], _num(m["before"], m["unit"]), _num(m["after"], m["unit"]),
          "-" if m["relative_change"] is None else f"{m['relative_change'] * 100:+.1f} %", m["status"], m["verdict"]]
@@ -100,9 +108,9 @@ def text(doc: dict, language: str) -> str:
         for k in doc["kernels"] if k["status"] != "unchanged"
     ]  # fmt: skip
     counts = ", ".join(f"{v}: " + ", ".join(f"{n} {s}" for s, n in c.items()) for v, c in doc["kernel_counts"].items())
-    lines += [
-        "",
-        f"kernels ({counts}); per step:",
-        tabulate(rows, headers=["variant", "kernel", "status", "before", "after"]),
-    ]
+    lines += ["", f"kernels ({counts}); per step:"]
+    if rows:
+        lines.append(tabulate(rows, headers=["variant", "kernel", "status", "before", "after"]))
+    else:  # no empty table
+        lines.append("  no kernel was added, removed or changed")
     return "\n".join(lines)

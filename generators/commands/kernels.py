@@ -170,8 +170,33 @@ def _us(ns) -> str:
     return "" if ns is None else f"{ns / 1000:,.3f}"
 
 
+def friendly_names(names: list[str]) -> dict[str, str]:
+    """Each kernel's friendly name, as the site shows it (the project's naming rules,
+    ``data/rules/kernels.yml``, in the source language; else the short demangled name); empty
+    without a project or its rules."""
+    from generators.analysis.kernel_names import name_table
+    from generators.catalog import Catalog
+    from generators.cli import project_root
+    from generators.readers import kernel_rules
+    from generators.settings import Settings
+
+    root = project_root()
+    if not (root / "mkdocs.yml").is_file():
+        return {}
+    settings = Settings.load(root / "mkdocs.yml")
+    path = Catalog(settings.data_dir).rules_path
+    if not path.is_file():
+        return {}
+    table = name_table(names, kernel_rules.read(path))
+    lang = settings.source_language
+    labels = {r.name: r.label.get(lang) if isinstance(r.label, dict) else None for r in table.itertuples()}
+    return {r.name: labels[r.name] or r.short_name for r in table.itertuples()}
+
+
 def render(doc: dict, width: int = 100) -> str:
     from tabulate import tabulate
+
+    friendly = friendly_names([k["name"] for k in doc["kernels"]])
 
     scope = f" in range {doc['range']!r}" if doc["range"] is not None else ""
     if "sources" in doc:
@@ -194,15 +219,16 @@ def render(doc: dict, width: int = 100) -> str:
             _us(k["median_ns"]),
             _us(k["min_ns"]),
             _us(k["max_ns"]),
+            friendly.get(k["name"], ""),
             k["name"] if len(k["name"]) <= width else k["name"][: width - 1] + "…",
         ]
         for i, k in enumerate(doc["kernels"], 1)
     ]
     table = tabulate(
         rows,
-        headers=["#", "time %", "total µs", "count", "avg µs", "median µs", "min µs", "max µs", "name"],
+        headers=["#", "time %", "total µs", "count", "avg µs", "median µs", "min µs", "max µs", "kernel", "name"],
         disable_numparse=True,
-        colalign=("right",) * 8 + ("left",),
+        colalign=("right",) * 8 + ("left", "left"),
     )
     return head + "\n" + table
 

@@ -1,4 +1,5 @@
-"""``python -m generators ncu PATH [--json]``: Nsight Compute metrics per profiled kernel.
+"""``python -m generators ncu PATH [--json] [--kernel TEXT] [--metric TEXT] [--top N]``: Nsight
+Compute metrics per profiled kernel (all of them, or those the filters keep).
 
 JSON: ``{"source": {"path", "format"}, "kernel_count", "kernels": [{"id", "name",
 "metrics": {"<metric>": {"value", "unit", ...}}}]}``, kernels in ID order, metrics in
@@ -25,6 +26,41 @@ HELP = "Nsight Compute CSV (raw or details page): metrics per profiled kernel, i
 def add_arguments(parser) -> None:
     parser.add_argument("path", help="ncu --csv --page raw|details output (.csv or .csv.gz)")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of tables")
+    parser.add_argument("--kernel", metavar="TEXT", help="only kernels whose name contains TEXT (any case)")
+    parser.add_argument(
+        "--metric", metavar="TEXT", action="append", help="only metrics whose name contains TEXT (any case; repeatable)"
+    )
+    parser.add_argument("--top", metavar="N", type=int, help="only the N kernels with the longest duration")
+
+
+#: the duration metric of each page, for --top
+DURATIONS = ("gpu__time_duration.sum", "Duration")
+
+
+def select(doc: dict, kernel: str | None = None, metrics: list[str] | None = None, top: int | None = None) -> dict:
+    """``doc`` with only the kernels and metrics asked for (``kernel_count`` stays the file's;
+    ``shown`` counts what is left): ``--kernel``, ``--metric``, ``--top`` (longest first)."""
+    from generators.errors import UserError
+
+    kernels = doc["kernels"]
+    if kernel:
+        kernels = [k for k in kernels if kernel.lower() in k["name"].lower()]
+    if top is not None:
+        if top < 1:
+            raise UserError(None, f"--top {top}: give a positive number")
+
+        def duration(k: dict) -> float:
+            value = next((k["metrics"][m]["value"] for m in DURATIONS if m in k["metrics"]), None)
+            return value if isinstance(value, (int, float)) else -1.0
+
+        kernels = sorted(kernels, key=lambda k: (-duration(k), k["id"]))[:top]
+    if metrics:
+        wanted = [m.lower() for m in metrics]
+        kernels = [
+            {**k, "metrics": {key: e for key, e in k["metrics"].items() if any(w in key.lower() for w in wanted)}}
+            for k in kernels
+        ]
+    return {**doc, "kernels": kernels, "shown": len(kernels)}
 
 
 def _value(value: float, raw: str):
@@ -81,6 +117,8 @@ def render(doc: dict) -> str:
     from tabulate import tabulate
 
     out = [f"{doc['source']['path']} ({doc['source']['format']}): {doc['kernel_count']} profiled kernel(s)"]
+    if doc.get("shown", doc["kernel_count"]) != doc["kernel_count"]:
+        out[0] += f", {doc['shown']} shown"
     for k in doc["kernels"]:
         rows = [[key, _fmt(e["value"]), e["unit"], e.get("flag", "")] for key, e in k["metrics"].items()]
         out += [
@@ -95,5 +133,7 @@ def run(args) -> int:
     from generators.readers import ncu_csv  # imported here: `--help` stays fast
 
     doc = document(ncu_csv.read(args.path), str(args.path))
+    if args.kernel or args.metric or args.top is not None:
+        doc = select(doc, args.kernel, args.metric, args.top)
     print(json.dumps(doc, ensure_ascii=False) if args.json else render(doc))
     return 0

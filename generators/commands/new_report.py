@@ -117,7 +117,13 @@ def run(args) -> int:
     for path in [target, *pages.values()]:
         if path.exists():
             raise UserError(path, "already exists; new-report never overwrites")
-    fields = kind.detect(DetectContext(raw_dir, cat, args.hardware, args.range, settings))
+
+    def translate(lang: str, message: str, **fields) -> str:
+        from generators.sections.runner import translator_for
+
+        return translator_for(settings.language(lang), settings.locales_dir).gettext(message, **fields)
+
+    fields = kind.detect(DetectContext(raw_dir, cat, args.hardware, args.range, translate))
     title = titles(args, settings.codes, report_id)
     text = report_yml(kind.name, title, fields)
     try:  # what we are about to write must load

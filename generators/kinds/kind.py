@@ -36,7 +36,9 @@ class DetectContext:
     catalog: Any  # generators.catalog.Catalog of the project the report is added to
     hardware: str | None  # --hardware, when given
     range: str | None  # --range, when given
-    settings: Any = None  # generators.settings.Settings of the project (its languages' catalogs)
+    #: (language, message, **fields) -> the message in that language (the project's catalogs);
+    #: given by new-report, so that the kinds import no translation code
+    translate: Callable[..., str] | None = None
 
 
 @dataclass(frozen=True)

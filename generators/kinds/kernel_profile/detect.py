@@ -88,21 +88,17 @@ def _labels(ctx: DetectContext, range_name: str) -> dict[str, str] | None:
     """A lone variant's label in every language: its range and GPU (``decode on NVIDIA H100 80GB
     HBM3``), not its file's name; the range and GPU names stay as the capture wrote them. Several
     variants keep their names (the capture tooling's ``fused``, ``written``)."""
-    if ctx.settings is None:
+    if ctx.translate is None:
         return None
-    from generators.render.i18n import N_
-    from generators.sections.runner import translator_for
+    from generators.messages import N_
 
     gpu = _gpu_name(ctx.raw_dir)
-    out = {}
-    for lang in ctx.catalog.languages:
-        tr = translator_for(ctx.settings.language(lang), ctx.settings.locales_dir)
-        out[lang] = (
-            tr.gettext(N_("{range} on {gpu}"), range=range_name, gpu=gpu)
-            if gpu
-            else tr.gettext(N_("range {range}"), range=range_name)
-        )
-    return out
+    return {
+        lang: ctx.translate(lang, N_("{range} on {gpu}"), range=range_name, gpu=gpu)
+        if gpu
+        else ctx.translate(lang, N_("range {range}"), range=range_name)
+        for lang in ctx.catalog.languages
+    }
 
 
 def detect(ctx: DetectContext) -> dict:

@@ -484,6 +484,24 @@ def _fits(result) -> dict[str, Quantity]:
     return out
 
 
+def _tables_min(result, out: dict[str, Quantity]) -> dict[str, Quantity]:
+    """``primary.tables.decode.memory_share_min``: the smallest share of memory-bound ops in
+    the predicted decode step over every GPU's table (its ``tables`` weight format) and batch."""
+    shares = {
+        (g.hardware, b): out[key].value
+        for g in result.config.gpus
+        for b in result.config.decode.batches
+        if (key := f"primary.{g.hardware}.{g.tables}.decode.b{b}.memory_share") in out
+    }
+    if not shares:
+        return {}
+    (gpu, batch), low = min(shares.items(), key=lambda kv: kv[1])
+    return {
+        "primary.tables.decode.memory_share_min": Quantity(low, "fraction"),
+        f"primary.tables.decode.memory_share_min.is.{gpu}.b{batch}": Quantity(1, "count"),
+    }
+
+
 def facts(result) -> dict[str, Quantity]:
     out = _hardware(result)
     for i, model_id in enumerate(result.models):
@@ -493,5 +511,6 @@ def facts(result) -> dict[str, Quantity]:
             out.update({f"primary.{k}": v for k, v in per_model.items()})
     out.update(_measured(result))
     out.update(_mistakes(result))
+    out.update(_tables_min(result, out))
     out["decode.kv_len"] = Quantity(result.config.decode.kv_len, "count")
     return out

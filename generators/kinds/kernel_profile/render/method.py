@@ -119,17 +119,17 @@ def _trace_setup(result, tr: Translator) -> object:
     setup = result.trace_setup
     trace = L.code(setup.file) if setup else L.DASH
     table = TableBuilder("trace-setup", tr)
-    table.col("key", N_("Setup")).col("value", N_("Value")).col("source", N_("Taken from"))
+    table.col("key", N_("Setup")).col("value", N_("Value")).col("source", N_("From the trace"))
     rows = []
     if setup is not None:
         rows = [
-            ("gpu", N_("GPU"), setup.gpu_name, N_("the trace's `deviceProperties`")),
-            ("sms", N_("SMs"), setup.sm_count, N_("the trace's `deviceProperties`")),
-            ("memory", N_("Memory"), setup.memory_bytes, N_("the trace's `deviceProperties`")),
-            ("driver", N_("CUDA driver"), setup.cuda_driver, N_("the trace's `cuda_driver_version`")),
-            ("runtime", N_("CUDA runtime"), setup.cuda_runtime, N_("the trace's `cuda_runtime_version`")),
-            ("date", N_("Captured"), setup.date, N_("the trace's `baseTimeNanoseconds` (UTC)")),
-            ("steps", N_("Steps"), setup.steps, N_("instances of the range in the trace")),
+            ("gpu", N_("GPU"), setup.gpu_name, "deviceProperties"),
+            ("sms", N_("SMs"), setup.sm_count, "deviceProperties"),
+            ("memory", N_("Memory"), setup.memory_bytes, "deviceProperties"),
+            ("driver", N_("CUDA driver"), setup.cuda_driver, "cuda_driver_version"),
+            ("runtime", N_("CUDA runtime"), setup.cuda_runtime, "cuda_runtime_version"),
+            ("date", N_("Captured (UTC)"), setup.date, "baseTimeNanoseconds"),
+            ("steps", N_("Steps"), setup.steps, setup.range),
         ]
     for key, label, value, source in rows:
         if value is None:
@@ -142,13 +142,15 @@ def _trace_setup(result, tr: Translator) -> object:
             cell = tr.date(value[:10])
         else:
             cell = value
-        table.row(key, tr.gettext(label), cell, tr.gettext(source))
+        table.row(key, tr.gettext(label), cell, L.code_cell(source))  # a field of the trace, or the range
     intro = tr.gettext(
         N_(
             "This version has no `meta.json` (the capture tooling's record of the setup): the setup below is "
-            "what the trace {trace} records itself."
+            "what the trace {trace} records itself, each value from the field named beside it; the steps are "
+            "the instances of the range {range}."
         ),
         trace=trace,
+        range=L.code(result.config.range),
     )
     peaks = (
         tr.gettext(N_("Peaks: the hardware entry {hardware}."), hardware=L.code(result.paths["hardware_file"]))
@@ -162,10 +164,10 @@ def _trace_setup(result, tr: Translator) -> object:
     missing = tr.gettext(
         N_(
             "The model, the workload and the software versions are not in the trace: `make capture` records "
-            "them in `meta.json` (README: capture)."
+            "them in `meta.json`."
         )
     )
-    parts = [intro + " " + peaks + "\n"]
+    parts = [tr.spaced(intro, peaks) + "\n"]
     if rows and any(v is not None for _, _, v, _ in rows):
         parts.append(table.build())
     parts.append(missing + "\n\n" + _profilers(result, tr))

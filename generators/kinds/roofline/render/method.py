@@ -86,13 +86,26 @@ def _capture(result, tr: Translator) -> str:
             unsteady=fact(result, "measured.unsteady", tr),
         )
     )
+    if not bench.flush_read.empty:
+        lines.append(
+            tr.gettext(
+                N_(
+                    "The GEMMs with M up to {m} were timed a second time with L2 flushed by a read of the same size "
+                    "(a float32 sum) instead of the write, which leaves no dirty lines to write back."
+                ),
+                m=tr.integer(int(bench.flush_read["m"].max())),
+            )
+        )
     if bench.fp8_recipe:
         lines.append(tr.gettext(N_("FP8 as the capture ran it: {recipe}"), recipe=code(bench.fp8_recipe)))
     if meta is not None and meta.commands:
         lines.append(tr.gettext(N_("Commands: {commands}"), commands=", ".join(code(c) for c in meta.commands)))
     lines.append(
         tr.gettext(
-            N_("Files: {results}; models {models}; hardware {hardware}; measured matmul peaks {peaks}."),
+            N_(
+                "Files: {results}; models {models}; hardware {hardware}; measured matmul peaks and DRAM streams "
+                "{peaks}."
+            ),
             results=code(result.paths["results"]),
             models=code(result.paths["models"]),
             hardware=code(result.paths["hardware"]),
@@ -217,4 +230,14 @@ def caveats(result, tr: Translator, options: dict) -> object:
             )
         ),
     ]
+    if not result.mla.empty:
+        items.append(
+            tr.gettext(
+                N_(
+                    "The absorbed-MLA decode measurement runs unfused torch kernels (scores and probabilities go "
+                    "through DRAM) and is compared with the sum of the model's q_nope_w_kc, mla_attention and "
+                    "attn_w_vc ops, which assume they stay on chip."
+                )
+            )
+        )
     return fragment("".join(f"- {i}\n" for i in items))

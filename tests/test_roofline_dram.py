@@ -1,0 +1,141 @@
+"""One DRAM ceiling for the H100 (issue 24 #3) and the measurements that test the roofline's
+explanations (issue 27 #6), each against an independent computation from the raw JSON: the
+ceiling is the fastest stream of the peaks and microbenchmark captures and no kernel exceeds it;
+the output head's error against it, the small-GEMM fit and the MLA bytes recomputed by hand;
+the hardware page's report list from the report.yml files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from generators.catalog import Catalog
+
+ROOT = Path(__file__).resolve().parents[1]
+REPORTS = ROOT / "data" / "reports"
+BENCH = REPORTS / "microbench-h100-80gb-hbm3" / "v2" / "results.json"
+PEAKS = REPORTS / "peaks-h100-80gb-hbm3" / "v2" / "peaks.json"
+
+
+@pytest.fixture(scope="module")
+def roofline():
+    from generators.kinds.roofline import model
+
+    return model.compute(Catalog(ROOT / "data"), {"report": "microbench-h100-80gb-hbm3", "version": "v2"})
+
+
+@pytest.fixture(scope="module")
+def ops() -> list[dict]:
+    return json.loads(BENCH.read_text())["ops"]
+
+
+@pytest.fixture(scope="module")
+def peaks() -> dict:
+    return json.loads(PEAKS.read_text())
+
+
+def _stream_bytes(rec: dict) -> float:
+    """Bytes a peaks memory record moves, from its stream and buffer alone."""
+    n = rec["buffer_bytes"]
+    if rec["name"] == "d2d_copy" or rec.get("stream") == "copy":
+        return 2 * n
+    if rec["stream"] == "read_sum":
+        return n + 4
+    return n + 4 * (n // 4 // 1024)  # read_rows: one float32 per row of 1,024
+
+
+def test_every_peaks_stream_is_its_bytes_over_its_median(peaks):
+    assert len(peaks["memory"]) == 31  # the v1-style copy + 3 streams x 5 sizes x 2 timings
+    for rec in peaks["memory"]:
+        assert rec["bytes_moved"] == _stream_bytes(rec)
+        assert rec["bytes_per_s"] == pytest.approx(_stream_bytes(rec) / rec["median_s"], rel=1e-12)
+        if "processes" in rec:
+            assert [p["process"] for p in rec["processes"]] == [1, 2]
+
+
+def test_the_dram_ceiling_is_the_fastest_stream_and_no_kernel_exceeds_it(roofline, ops, peaks):
+    streams = [_stream_bytes(r) / r["median_s"] for r in peaks["memory"]]
+    streams += [sum(r["bytes_detail"].values()) / r["median_s"] for r in ops if r["op"] in ("dram_copy", "dram_read")]
+    ceiling = max(streams)
+    assert roofline.facts["measured.dram_bandwidth"].value == pytest.approx(ceiling, rel=1e-12)
+    assert roofline.facts["measured.dram_bandwidth.of_spec"].value == pytest.approx(ceiling / 3.35e12, rel=1e-9)
+    kernels = [
+        (2 * r["n"] * r["k"] + 2 * r["m"] * (r["k"] + r["n"])) / r["median_s"]
+        for r in ops
+        if r["op"] == "gemm" and r["dtype"] == "bf16"
+    ]
+    assert max(kernels) < ceiling  # the issue's complaint: a GEMV above the "ceiling"
+    # the same number where the sweep and the hardware page take it (readers.peaks.dram_ceiling)
+    from generators.readers import peaks as peaks_reader
+
+    run = peaks_reader.read(PEAKS, Catalog(ROOT / "data").parse_ref("peaks-h100-80gb-hbm3/v2"))
+    assert peaks_reader.dram_ceiling(run).bytes_per_s == pytest.approx(max(streams[:31]), rel=1e-12)
+    sweep = yaml.safe_load((REPORTS / "sweep-h100-80gb-hbm3" / "report.yml").read_text())
+    rooflines = yaml.safe_load((REPORTS / "microbench-h100-80gb-hbm3" / "report.yml").read_text())
+    assert sweep["measured_peaks"] == rooflines["measured_peaks"] == "peaks-h100-80gb-hbm3/v2"
+
+
+def test_the_output_heads_error_against_the_measured_roofline_by_hand(roofline, ops, peaks):
+    ceiling = roofline.facts["measured.dram_bandwidth"].value
+    bf16 = next(m["flop_per_s"] for m in peaks["matmul"] if m["dtype"] == "bf16")
+    for rec in ops:
+        if rec["name"] == "lm_head" and rec["dtype"] == "bf16" and rec.get("series") == "main" and rec["m"] <= 128:
+            m, n, k = rec["m"], rec["n"], rec["k"]
+            roof = max(2 * m * n * k / bf16, (2 * n * k + 2 * m * (n + k)) / ceiling)
+            error = rec["median_s"] / roof - 1
+            assert error > 0, rec["m"]  # none below its ceiling any more
+            assert roofline.facts[f"measured.lm_head.bf16.m{m}.roof_error"].value == pytest.approx(error, rel=1e-9)
+
+
+def test_the_small_gemm_fit_by_hand(roofline, ops):
+    for flush, series in (("write", "main"), ("read", "flush_read")):
+        rows = [r for r in ops if r["op"] == "gemm" and r["m"] == 1 and r.get("series") == series]
+        assert len(rows) == 18
+        x = np.array([r["bytes"] for r in rows], float)
+        y = np.array([r["median_s"] for r in rows], float)
+        a = np.vstack([np.ones_like(x), x]).T
+        (fixed, slope), *_ = np.linalg.lstsq(a, y, rcond=None)
+        fact = roofline.facts
+        assert fact[f"measured.fit.{flush}.m1.fixed"].value == pytest.approx(fixed * 1e9, rel=1e-6)
+        assert fact[f"measured.fit.{flush}.m1.bandwidth"].value == pytest.approx(1 / slope, rel=1e-6)
+    write = {(r["name"], r["dtype"]): r["median_s"] for r in ops if r["m"] == 1 and r.get("series") == "main"}
+    read = {(r["name"], r["dtype"]): r["median_s"] for r in ops if r["m"] == 1 and r.get("series") == "flush_read"}
+    ratios = sorted(read[k] / write[k] for k in read)
+    median = (ratios[8] + ratios[9]) / 2
+    assert roofline.facts["measured.flush.m1.ratio_median"].value == pytest.approx(median, rel=1e-12)
+
+
+def test_the_mla_records_by_hand(roofline, ops):
+    dims = yaml.safe_load((ROOT / "data" / "models" / "deepseek-v3.yml").read_text())
+    h, nope, rope, lat, v = (
+        dims["attention"][k]["value"]
+        for k in ("num_heads", "qk_nope_head_dim", "qk_rope_head_dim", "kv_lora_rank", "v_head_dim")
+    )
+    mla = [r for r in ops if r["op"] == "mla_decode"]
+    assert sorted(r["m"] for r in mla) == [1, 8, 32, 64, 128, 256, 512]
+    for rec in mla:
+        b, length = rec["m"], rec["kv_len"]
+        assert length == 4096
+        nbytes = 2 * h * nope * lat + 2 * h * lat * v + 2 * b * length * (lat + rope) + 2 * b * h * (nope + rope + v)
+        flops = 2 * b * h * (nope * lat + length * (lat + rope) + length * lat + lat * v) + 5 * b * h * length
+        assert (rec["bytes"], rec["flops"]) == (nbytes, flops)
+        assert roofline.facts[f"measured.mla.b{b}.intensity"].value == pytest.approx(flops / nbytes, rel=1e-12)
+        assert roofline.facts[f"measured.mla.b{b}.time"].value == pytest.approx(rec["median_s"] * 1e9, rel=1e-12)
+
+
+def test_every_report_is_listed_under_every_gpu_its_configuration_names():
+    from generators.sections import reports
+
+    cat = Catalog(ROOT / "data")
+    infos = {r.report: r for r in reports.compute(cat, {})}
+    for path in sorted(REPORTS.glob("*/report.yml")):
+        doc = yaml.safe_load(path.read_text())
+        named = {doc.get("hardware"), doc.get("measured_gpu"), *(g["hardware"] for g in doc.get("gpus") or [])}
+        if doc.get("measured_peaks"):
+            named.add("h100-sxm")  # every peaks capture here ran on an H100 80GB HBM3
+        assert set(infos[path.parent.name].uses) == named - {None}, path.parent.name
+    assert set(infos["microbench-h100-80gb-hbm3"].uses) == {"h100-sxm", "b200", "gb200"}
