@@ -53,6 +53,12 @@ LABELS = {
     "timing_processes": N_("Timing processes"),
     "cuda_graph": N_("CUDA graph"),
     "method": N_("Method"),
+    # the sweep's workload (generators.capture sweep); its values are the capture's own text
+    "cells_per_process": N_("Cells per process"),
+    "graph_method": N_("CUDA-graph method"),
+    "reps": N_("Timed repetitions"),
+    "notes": N_("Notes"),
+    "timing": N_("Timing method"),
     "driver_version": N_("Driver"),
     "clocks.sm": N_("SM clock"),
     "clocks.mem": N_("Memory clock"),

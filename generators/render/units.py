@@ -35,6 +35,7 @@ UNITS: dict[str, DisplayUnit] = {
     "count1": DisplayUnit("count", 1, 1, None),
     "count2": DisplayUnit("count", 1, 2, None),
     "percent": DisplayUnit("fraction", 100, 1, N_("{value} %"), N_("%")),
+    "percent2": DisplayUnit("fraction", 100, 2, N_("{value} %"), N_("%")),  # a small fraction shown as it is
     "pct": DisplayUnit("pct", 1, 1, N_("{value} %"), N_("%")),
     "pct2": DisplayUnit("pct", 1, 2, N_("{value} %"), N_("%")),  # a value beside a threshold it nearly equals
     # the difference of two shares (41.0 % -> 43.5 % is +2.5 percentage points, not +2.5 %)
@@ -109,7 +110,7 @@ def number(value: float | None, unit: str, tr: Translator) -> str | None:
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return None
     u = _unit(unit)
-    if unit == "percent":
+    if unit in ("percent", "percent2"):
         return tr.percent(value, u.digits)
     if unit in ("pct", "pct2"):
         return tr.percent(value / 100.0, u.digits)
@@ -121,7 +122,7 @@ def scaled(value: float | None, unit: str) -> float | None:
     row, not the column, names the unit ("Memory (GB)")."""
     if value is None or (isinstance(value, float) and not math.isfinite(value)):
         return None
-    return value * (100 if unit == "percent" else _unit(unit).scale)
+    return value * (100 if unit in ("percent", "percent2") else _unit(unit).scale)
 
 
 def show(q: Quantity, tr: Translator, unit: str | None = None) -> str:
@@ -131,7 +132,7 @@ def show(q: Quantity, tr: Translator, unit: str | None = None) -> str:
     text = number(q.value, name, tr)
     if text is None:  # no value: the missing-value mark (the site edge turns it into "—" in a table)
         return MISSING
-    return tr.gettext(u.label, value=text) if u.label and name not in ("percent", "pct", "pct2") else text
+    return tr.gettext(u.label, value=text) if u.label and name not in ("percent", "percent2", "pct", "pct2") else text
 
 
 def header(label: str, unit: str | None, tr: Translator, *, percent: bool = False, translated: bool = False) -> str:
@@ -141,7 +142,7 @@ def header(label: str, unit: str | None, tr: Translator, *, percent: bool = Fals
     placeholders, or data such as a GPU name)."""
     text = label if translated else tr.gettext(label)
     symbol = UNITS[unit].symbol if unit else None
-    if symbol is None or (unit in ("percent", "pct") and not percent):
+    if symbol is None or (unit in ("percent", "percent2", "pct") and not percent):
         return text
     return tr.gettext(N_("{label} ({unit})"), label=text, unit=tr.gettext(symbol))
 

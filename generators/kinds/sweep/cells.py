@@ -167,7 +167,7 @@ COLUMNS = [
     "key", "size", "seq_len", "pass", "status", "params", "tokens", "batch", "d_head",
     "median_ns", "q1_ns", "q3_ns", "min_ns", "max_ns", "event_median_ns", "event_q1_ns", "event_q3_ns",
     "enqueue_median_ns", "p2_median_ns", "process_ratio", "reps", "warmup", "warmup_steady", "p2_warmup_steady",
-    "spread", "busy_share", "enqueue_share", "event_wall", "timing", "unstable_by",
+    "spread", "busy_share", "enqueue_share", "event_wall", "p2_event_wall", "timing", "unstable_by",
     "flops", "tokens_per_s", "mfu", "eager_tokens_per_s", "eager_mfu", "mfu_kernel", "trace_kernel_ns",
     "trace_kernels", "peak_memory_bytes",
     "memory_share",
@@ -196,6 +196,7 @@ def cells(results, sizes: dict, summaries: dict, categories: dict[str, str], con
         row["busy_share"] = _ratio(rec["trace_kernel_ns"], rec["median_ns"])
         row["enqueue_share"] = _ratio(rec["enqueue_median_ns"], rec["median_ns"])
         row["event_wall"] = _ratio(rec["event_median_ns"], rec["median_ns"])
+        row["p2_event_wall"] = _ratio(rec.get("p2_event_median_ns"), rec["p2_median_ns"])
         row["gpu_spread"] = _ratio(_sub(rec["gpu_q3_ns"], rec["gpu_q1_ns"]), rec["gpu_median_ns"])
         row["headroom_share"] = _ratio(rec["headroom_bytes"], gpu_memory)
         row["timing"], row["unstable_by"] = timing_class(row, config.stability)

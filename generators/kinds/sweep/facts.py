@@ -28,11 +28,14 @@ cannot give is absent: an OOM cell has no time, a cell without a trace no kernel
 
 Over the cells: ``cells`` (records), ``cells.<timing>`` (stable, host_bound, unstable, oom,
 failed), ``cells.no_trace`` (ran, but no usable trace), ``event_wall.max_dev`` (largest
-|event ÷ wall − 1|), ``<timing>.process_ratio.max`` (largest factor between the processes,
-≥ 1), ``host_bound.busy.max``, ``host_bound.enqueue_share.min``, ``mfu.<timing>.max`` /
+|event ÷ wall − 1| over both timing processes; ``event_wall.cells`` cells and
+``event_wall.processes`` processes with both medians), ``<timing>.process_ratio.max``
+(largest factor between the processes, ≥ 1), ``host_bound.busy.max``,
+``host_bound.enqueue_share.min``, ``mfu.<timing>.max`` /
 ``.min``, ``mfu_kernel.max`` / ``.min``, ``gemm_fraction.<pass>.min`` / ``.max``,
-``softmax_ratio.min`` / ``.max``, ``per_flop.min`` / ``.max``, ``attention_share.min`` /
-``.max``, ``flop_ratio.min`` / ``.max``, ``kernels.min`` / ``.max`` (kernels per traced step),
+``softmax_ratio.min`` / ``.max``, ``per_flop.min`` / ``.max``, ``flop_ratio.min`` / ``.max``
+(these three over the inference forward passes, the attention figure's universe),
+``attention_share.min`` / ``.max``, ``kernels.min`` / ``.max`` (kernels per traced step),
 ``outside.max`` (kernel time outside the pass's
 ranges). Per size and pass: ``slope.<size>.<pass>`` (kernel time against length),
 ``slope_wall.<size>.<pass>``, ``slope.<size>.<pass>.<from>-<to>``; per length and pass:
@@ -53,7 +56,10 @@ Issues 24 and 27: per cell also ``gemm_forward`` / ``gemm_backward`` / ``gemm_op
 ``first_ratio2``. Over the cells: ``gemm.train_cells``, ``gemm.backward_above_forward``,
 ``gemm.pairs``, ``gemm.train_below_inference``, ``gemm.fb_not_below_inference``,
 ``gemm.below.optimizer_share.*`` / ``gemm.not_below.optimizer_share.*``,
-``gemm_fraction.gemm_<range>.*``; ``cells.gpu_time`` / ``cells.no_gpu_time``, ``mfu.*`` and
+``gemm_fraction.gemm_<range>.*``, ``gemm_fraction.any.*`` (over every pass and training range);
+``cells.gpu_time`` / ``cells.no_gpu_time``, ``cells.graph_oom`` (the CUDA-graph replay ran out of
+memory; ``.train`` of them training steps; per cell ``graph_oom`` where a replay was tried),
+``stability.near_limit_graph_oom``, ``stability.repeat_gpu_cells``, ``mfu.*`` and
 ``mfu.<pass>.*`` (GPU time), ``eager_mfu.<timing>.*``, ``tokens_per_s.*``; ``warmup.processes``,
 ``warmup.<steady|cap_steps|cap_time|capped>`` (and ``.steps.*``), ``warmup.first_slower``,
 ``first_ratio.*``, ``warmup.max_steps`` / ``max_time`` / ``window`` (the rule); ``memory.*``
@@ -134,11 +140,13 @@ STABILITY_FACTS = {
     "gpu_process_factor": "count",
     "gpu_spread_max": "fraction",
     "near_limit_cells": "count",
+    "near_limit_graph_oom": "count",
     "repeat_lines": "count",
     "repeat_step_factor": "count",
     "repeat_gpu_lines": "count",
     "repeat_gpu_factor": "count",
     "repeat_cells": "count",
+    "repeat_gpu_cells": "count",
     "repeat_gpu_factor_all": "count",
     "repeat_step_factor_all": "count",
     "repeat_step_factor_gpu_bound": "count",
@@ -203,7 +211,10 @@ def _aggregates(a) -> dict[str, Quantity]:
             out[f"{name}.process_ratio.max"] = Quantity(max(ratios), "count")
         _range(out, f"mfu.{name}", group["mfu"], "fraction")
     out["cells.no_trace"] = Quantity(int((ran["trace_status"] != "ok").sum()), "count")
-    deviations = [abs(v - 1) for v in ran["event_wall"] if _finite(v)]
+    # CUDA-event median against wall median, every timing process of every cell that ran
+    deviations = [abs(v - 1) for v in [*ran["event_wall"], *ran["p2_event_wall"]] if _finite(v)]
+    out["event_wall.cells"] = _count(sum(_finite(v) for v in ran["event_wall"]))
+    out["event_wall.processes"] = _count(len(deviations))
     if deviations:
         out["event_wall.max_dev"] = Quantity(max(deviations), "fraction")
     host = c[c["timing"] == "host-bound"]
@@ -212,15 +223,18 @@ def _aggregates(a) -> dict[str, Quantity]:
     _range(out, "mfu_kernel", ran["mfu_kernel"], "fraction")
     for pass_ in ("inference", "train"):
         _range(out, f"gemm_fraction.{pass_}", ran.loc[ran["pass"] == pass_, "gemm_fraction"], "fraction")
+    # the softmax against the attention GEMMs over the inference forward passes, the universe of
+    # the attention figure and of every sentence that states these ranges
+    inference = ran[ran["pass"] == "inference"]
+    _range(out, "softmax_ratio", inference["softmax_ratio"], "fraction")
+    _range(out, "per_flop", inference["per_flop"], "count")
+    _range(out, "flop_ratio", inference["flop_ratio"], "fraction")
     for column, dim in (
-        ("softmax_ratio", "fraction"),
-        ("per_flop", "count"),
         ("attention_share", "fraction"),
         ("softmax_cast_share", "fraction"),
         ("backward_ratio", "count"),
     ):
         _range(out, column, ran[column], dim)
-    _range(out, "flop_ratio", ran["flop_ratio"], "fraction")
     _range(out, "outside", ran["outside_ns"], "ns")
     _range(out, "kernels", ran["trace_kernels"], "count")
     return out
@@ -246,6 +260,15 @@ def _gemm(a) -> dict[str, Quantity]:
         ("fb_gemm_fraction", "gemm_fb"),
     ):
         _range(out, f"gemm_fraction.{name}", train[column], "fraction")
+    # the largest GEMM share of any pass (inference, training step) or training range
+    shares = [
+        *c["gemm_fraction"],
+        *train["forward_gemm_fraction"],
+        *train["backward_gemm_fraction"],
+        *train["optimizer_gemm_fraction"],
+        *train["fb_gemm_fraction"],
+    ]
+    _range(out, "gemm_fraction.any", shares, "fraction")
     inference = c[c["pass"] == "inference"].set_index(["size", "seq_len"])["gemm_fraction"]
     pairs = train[[(s, q) in inference.index for s, q in zip(train["size"], train["seq_len"])]]
     inf = [inference[(s, q)] for s, q in zip(pairs["size"], pairs["seq_len"])]
@@ -263,6 +286,12 @@ def _gpu_time(a) -> dict[str, Quantity]:
     ran = a.cells[a.cells["status"] == "ok"]
     gpu = ran[ran["mfu"].notna()]
     out = {"cells.gpu_time": _count(len(gpu)), "cells.no_gpu_time": _count(len(ran) - len(gpu))}
+    # cells whose CUDA-graph replay ran out of memory (None: not captured this way, v1)
+    graph_oom = ran[ran["graph_status"] == "oom"]
+    out["cells.graph_oom"] = _count(len(graph_oom))
+    out["cells.graph_oom.train"] = _count((graph_oom["pass"] == "train").sum())
+    for key in ran.loc[ran["graph_status"].notna(), "key"]:
+        out[f"cell.{key}.graph_oom"] = _count(key in set(graph_oom["key"]))
     _range(out, "mfu", gpu["mfu"], "fraction")
     for pass_ in ("inference", "train"):
         _range(out, f"mfu.{pass_}", gpu.loc[gpu["pass"] == pass_, "mfu"], "fraction")

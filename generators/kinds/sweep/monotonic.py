@@ -134,6 +134,8 @@ def stability(cells: pd.DataFrame, gpu_memory: int) -> dict:
         "gpu_spread_max": float(gpu_spread.max()) if len(gpu_spread) else math.nan,
         "near_limit_cells": len(near),
         "near_limit_keys": list(near["key"]),
+        # of them, the cells whose CUDA-graph replay ran out of memory (graph_status "oom")
+        "near_limit_graph_oom": int((near["graph_status"] == "oom").sum()) if "graph_status" in near else 0,
     }
 
 
@@ -183,7 +185,8 @@ def repeat_agreement(cells: pd.DataFrame, repeat: pd.DataFrame) -> dict:
     """A second capture of the same command (``repeat``: its per-cell lines) against this
     one's process 1: per line of a cell that ran in both, the factor between the two medians
     (≥ 1), for the step time and the GPU time; the largest of each and how many lines. Over
-    ``repeat_cells``: how many cells, and the largest factor between all four processes of
+    ``repeat_cells``: how many cells (``repeat_gpu_cells``: of them, those with a GPU time to
+    compare), and the largest factor between all four processes of
     a cell (``repeat_gpu_factor_all``, ``repeat_step_factor_all``); the latter over the
     ``repeat_gpu_bound_cells`` that are neither host-bound here nor had a host-limited run in the
     second capture (``repeat_step_factor_gpu_bound``), and how many cells had such a run
@@ -208,6 +211,8 @@ def repeat_agreement(cells: pd.DataFrame, repeat: pd.DataFrame) -> dict:
         "repeat_gpu_lines": len(gpu),
         "repeat_gpu_factor": _factor(pd.Series(gpu, dtype=float)),
         "repeat_cells": len(per_cell),
+        # of them, the cells with a GPU time to compare (two or more of the four processes replayed)
+        "repeat_gpu_cells": int(per_cell["gpu_factor"].notna().sum()),
         "repeat_gpu_factor_all": float(per_cell["gpu_factor"].max()) if len(per_cell) else math.nan,
         "repeat_step_factor_all": float(per_cell["step_factor"].max()) if len(per_cell) else math.nan,
         "repeat_step_factor_gpu_bound": float(busy["step_factor"].max()) if len(busy) else math.nan,

@@ -250,7 +250,7 @@ def methodology(result, tr: Translator, options: dict) -> object:
         "n": tr.integer(p.n),
         "k": tr.integer(p.k),
         "peaks": L.code(p.file),
-        "dev": fact(result, "event_wall.max_dev", tr),
+        "dev": fact(result, "event_wall.max_dev", tr, "percent2"),
         "rules": L.code(result.paths["rules"]),
         "scores": L.code("scores"),
         "softmax": L.code("softmax"),

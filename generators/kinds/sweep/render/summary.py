@@ -56,7 +56,7 @@ def overview(result, tr: Translator, options: dict) -> object:
                 "CUDA-event and wall times agree within {dev} in every cell that ran: where the step is slow, "
                 "the GPU is idle inside it, not mis-timed."
             ),
-            dev=f("event_wall.max_dev"),
+            dev=f("event_wall.max_dev", "percent2"),
         ),
     ]
     gpu_cells = result.facts.get("cells.gpu_time")
@@ -102,8 +102,8 @@ def overview(result, tr: Translator, options: dict) -> object:
     items.append(
         tr.gettext(
             N_(
-                "In the written-out attention, softmax takes {low} to {high} of the time of the QKᵀ and PV "
-                "matmuls while doing {flop_low} to {flop_high} of their operations."
+                "In the written-out attention of the inference forward pass, softmax takes {low} to {high} of "
+                "the time of the QKᵀ and PV matmuls while doing {flop_low} to {flop_high} of their operations."
             ),
             low=f("softmax_ratio.min"),
             high=f("softmax_ratio.max"),
@@ -129,8 +129,8 @@ def softmax_gap(result, tr: Translator, options: dict) -> object:
         N_(
             "Per head, softmax does about {ops} operations per score (maximum, subtraction, exponential, sum, "
             "division) while QKᵀ and PV do 4 × d_head FLOPs per score, so softmax has {flop_low} to {flop_high} "
-            "of the matmuls' operations. Its time is {low} to {high} of theirs: per operation, softmax is "
-            "{pf_low} to {pf_high} times slower."
+            "of the matmuls' operations. In the inference forward pass, as in the figure, its time is {low} to "
+            "{high} of theirs: per operation, softmax is {pf_low} to {pf_high} times slower."
         ),
         ops=f("softmax.ops"),
         flop_low=f("flop_ratio.min"),
