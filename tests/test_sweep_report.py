@@ -284,3 +284,22 @@ def test_new_report_template_has_every_unit_and_known_facts(sweep, lang):
     assert set(re.findall(r'unit\("([^"]+)"\)', text)) == {u.name for u in kind.UNITS}
     named = re.findall(r'value\("sweep", "([^"]+)"\)', text)
     assert named and all(n in sweep.facts for n in named)
+
+
+def test_range_facts_name_their_universe(sweep):
+    """The softmax ranges are over the inference forward passes (the attention figure's cells),
+    and the GEMM share's maximum over every pass and training range (the backward range reaches
+    above the inference passes), each against the per-cell values the test above checks."""
+    cells = sweep.analysis.cells
+    ran = cells[cells["status"] == "ok"]
+    inference = ran[ran["pass"] == "inference"]
+    train = ran[ran["pass"] == "train"]
+    f = {k: q.value for k, q in sweep.facts.items()}
+    assert (f["softmax_ratio.min"], f["softmax_ratio.max"]) == (
+        inference["softmax_ratio"].min(),
+        inference["softmax_ratio"].max(),
+    )
+    assert ran["softmax_ratio"].max() > f["softmax_ratio.max"]  # a training step's forward is higher
+    shares = [*ran["gemm_fraction"], *train["forward_gemm_fraction"], *train["backward_gemm_fraction"]]
+    assert f["gemm_fraction.any.max"] == max(shares) == f["gemm_fraction.gemm_backward.max"]
+    assert f["gemm_fraction.any.max"] > f["gemm_fraction.inference.max"] > f["gemm_fraction.train.max"]

@@ -271,3 +271,39 @@ def test_the_second_capture_cell_by_cell(sweep):
     assert sweep.facts["stability.repeat_gpu_bound_cells"].value == len(busy)
     assert sweep.facts["stability.repeat_step_factor_gpu_bound"].value == pytest.approx(float(max(busy)), rel=1e-9)
     assert max(busy) < Decimal(str(raw.config()["stability"]["max_process_ratio"]))
+
+
+def test_event_wall_graph_oom_and_repeat_counts_from_the_raw_files(sweep):
+    """The page's event-against-wall bound over both processes of every cell that ran, the cells
+    whose CUDA-graph replay ran out of memory (and that they are the near-limit ones), and the
+    cells with a GPU time in both captures, from results.json and repeat.jsonl read here."""
+    recs, lines = _records(), _repeat_lines()
+    ran = {k: r for k, r in recs.items() if r["status"] == "ok"}
+    devs = [
+        abs(Decimal(str(p["event_median_ms"])) / Decimal(str(p["median_ms"])) - 1)
+        for r in ran.values()
+        for p in r["processes"]
+    ]
+    f = {k: q.value for k, q in sweep.facts.items()}
+    assert f["event_wall.processes"] == len(devs) == 2 * len(ran) and f["event_wall.cells"] == len(ran)
+    assert f["event_wall.max_dev"] == pytest.approx(float(max(devs)), rel=1e-9)
+    assert float(max(devs)) > 0.001  # above 0.1 %: the page must not round it down to that
+    graph_oom = {k for k, r in ran.items() if r.get("graph_status") == "oom"}
+    assert graph_oom == {("xl", 1024, "train"), ("2.7B", 512, "train")}
+    assert f["cells.graph_oom"] == f["cells.graph_oom.train"] == len(graph_oom)
+    for k in ran:
+        assert f[f"cell.{k[0]}.{k[1]}.{k[2]}.graph_oom"] == int(k in graph_oom)
+    total = raw.meta()["gpu"]["total_memory_bytes"]  # process 1's headroom (the record's), under 10 %
+    near = {k for k, r in ran.items() if r["headroom_bytes"] < Decimal("0.10") * total}
+    assert f["stability.near_limit_cells"] == len(near) and graph_oom <= near
+    assert f["stability.near_limit_graph_oom"] == len(graph_oom & near)
+    with_gpu = {
+        k
+        for k, r in ran.items()
+        if any(p.get("graph_event_median_ms") is not None for p in r["processes"])
+        and any(
+            (x["size"], x["seq_len"], x["pass"]) == k and x["status"] == "ok" and x["graph_event_median_ms"] is not None
+            for x in lines
+        )
+    }
+    assert f["stability.repeat_gpu_cells"] == len(with_gpu) == f["cells.gpu_time"]

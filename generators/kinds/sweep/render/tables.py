@@ -501,8 +501,8 @@ def stability(result, tr: Translator, options: dict) -> object:
             "Step: the eager step's median wall time in each of the two fresh processes, their factor (process 2 ÷ "
             "process 1) and process 1's spread, (Q3 − Q1) ÷ median. GPU: the same step captured once as a CUDA graph "
             "and replayed, timed with CUDA events: the GPU's time for the step's kernels without the host. Memory "
-            "headroom: the GPU's memory less the allocator's peak reservation; below {near} of it a cell is near the "
-            "limit, where a run on another machine may run out of memory. Warm-up: how each process's warm-up "
+            "headroom: the GPU's memory less process 1's peak allocator reservation; below {near} of it a cell is "
+            "marked near the limit. Warm-up: how each process's warm-up "
             "ended before the timed steps: steady (the last steps agreed, the rule in the setup) or stopped at "
             "the rule's cap of steps or seconds without agreeing."
         ),
