@@ -102,7 +102,7 @@ def small(tmp_path) -> Path:
     (target / "v1" / "results.json").write_text(json.dumps(doc), encoding="utf-8")
     for r in doc["results"]:
         shutil.copy(raw.DATA / r["trace"], target / "v1" / r["trace"])
-    shutil.copytree(raw.PEAKS.parent, data / "reports" / raw.PEAKS.parent.parent.name / "v1")
+    shutil.copytree(raw.PEAKS.parent, data / "reports" / raw.PEAKS.parent.parent.name / raw.PEAKS.parent.name)
     (data / "rules").mkdir()
     shutil.copy(raw.RULES, data / "rules" / "kernels.yml")
     return target / "v1"
