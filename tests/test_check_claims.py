@@ -171,13 +171,14 @@ def generated_findings(text: str, lang: str = "en") -> list[str]:
 
 def test_a_generated_sentence_states_its_condition_or_is_left_out():
     tr = project.translator("en")
-    message = N_("Rank {rank} is the slowest in {n} of the {steps} steps.")
+    message = N_("Rank {rank}'s {step} window is the longest in {n} of the {steps} steps.")
     facts = {"a": Quantity(3, "count"), "b": 3}
-    shown = prose.claimed(tr, message, facts, "a == b", covers="ranking", rank=1, n=3, steps=3)
-    assert prose.strip(shown) == "Rank 1 is the slowest in 3 of the 3 steps."
+    shown = prose.claimed(tr, message, facts, "a == b", covers="ranking", rank=1, step="step", n=3, steps=3)
+    assert prose.strip(shown) == "Rank 1's step window is the longest in 3 of the 3 steps."
     assert generated_findings(shown) == []
-    assert prose.claimed(tr, message, facts, "a < b", covers="ranking", rank=1, n=3, steps=3) == ""
-    assert prose.claimed(tr, message, facts, "a == c", covers="ranking", rank=1, n=3, steps=3) == ""
+    values = {"rank": 1, "step": "step", "n": 3, "steps": 3}
+    assert prose.claimed(tr, message, facts, "a < b", covers="ranking", **values) == ""
+    assert prose.claimed(tr, message, facts, "a == c", covers="ranking", **values) == ""
     what = N_("{collective} no. {n}")  # a message of the catalog: "what is missing" in a real renderer is its own
     missing = prose.claimed(tr, message, facts, "a == c", missing=what, missing_values={"collective": "x", "n": "1"})
     assert prose.strip(missing) == "x no. 1"

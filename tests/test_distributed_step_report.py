@@ -99,7 +99,7 @@ def test_pages_have_every_section_table_and_figure(built_site, lang):
     figures = re.findall(r'<img [^>]*src="([^"]+\.svg)"', page)
     assert len(figures) == 8  # one per metric (7) and the waits per collective
     assert all(("/zh/" in (built_site.site / PAGES[lang] / s).resolve().as_posix()) == (lang == "zh") for s in figures)
-    assert page.count('class="ps-claim"') == 16  # + step periods, meta.json step times, longest wait's parts
+    assert page.count('class="ps-claim"') == 17  # + step periods, meta.json step times, longest wait's parts
 
 
 def test_pages_say_h200_and_name_the_straggler(built_site):
@@ -110,3 +110,17 @@ def test_pages_say_h200_and_name_the_straggler(built_site):
     assert f"Straggler: rank {slow}." in en and f"掉队者：rank {slow}。" in zh
     wait_ms = f"{cap.waits()['0/allreduce'][0][1 - slow] / 1e6:.2f} ms"
     assert f"Longest single wait: {wait_ms}, rank {1 - slow}" in en
+
+
+def test_pages_say_what_the_straggler_did_while_the_other_rank_waited(built_site):
+    slow, _ = cap.straggler()
+    start, _, _ = cap.collectives(1 - slow)["0/allreduce"][0]
+    last, _, _ = cap.collectives(slow)["0/allreduce"][0]
+    shown = {}
+    for name in ("forward", "straggler_delay", "backward"):
+        overlap = sum(max(0, min(e, last) - max(s, start)) for s, e in cap.windows(slow, name))
+        shown[name] = f"{overlap / 1e6:.2f} ms"
+    en, zh = (text_of(main(built_site.html(PAGES[lang]))) for lang in ("en", "zh"))
+    assert f"spent {shown['forward']} finishing forward , {shown['straggler_delay']} in straggler_delay" in en
+    assert "in backward before its own first all-reduce started" in en and shown["backward"] in en
+    assert all(value in zh for value in shown.values())

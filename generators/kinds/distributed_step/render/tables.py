@@ -97,7 +97,7 @@ def overview(result, tr: Translator, options: dict) -> object:
             tr.gettext(
                 N_("From the start of one {step} window to the start of the next: {periods} on average."),
                 step=step,
-                periods=", ".join(
+                periods=tr.list(
                     tr.gettext(N_("rank {rank} {time}"), rank=tr.integer(r), time=f(f"rank.{r}.step_period", "ms"))
                     for r in ranks
                 ),
