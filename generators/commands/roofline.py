@@ -121,8 +121,9 @@ def _records(frame) -> list[dict]:
     return [{k: _value(v) for k, v in row.items()} for row in frame.to_dict(orient="records")]
 
 
-def serving_config(args, model, gpu, sizes: list[int], weights: list[str], kv_len: int):
-    """The roofline kind's configuration for one model on one GPU, from the options."""
+def serving_config(args, model, gpu, sizes: list[int], weights: list[str], kv_len: int, language: str):
+    """The roofline kind's configuration for one model on one GPU, from the options (``language``:
+    the site's default, the one language the configuration's title needs)."""
     import msgspec
 
     from generators.errors import UserError
@@ -144,7 +145,7 @@ def serving_config(args, model, gpu, sizes: list[int], weights: list[str], kv_le
     doc = {
         "schema": "profsite.report/1",
         "kind": "roofline",
-        "title": {"en": "roofline"},
+        "title": {language: "roofline"},
         "models": [model.id],
         "gpus": [{"hardware": gpu.id, "tables": table, "deployments": sorted(set(deployments))}],
         "measured_gpu": gpu.id,
@@ -306,7 +307,8 @@ def run(args) -> int:
     runs = microbench.runs_for(cat, gpu.device_names)
     bench = (runs[-1], microbench.read(cat.file(runs[-1], layout.MICROBENCH))) if runs else None
     phase, sizes, weights, kv_len = options(args, gpu)
-    config = serving_config(args, model, gpu, sizes if phase == "decode" else list(DECODE_BATCHES), weights, kv_len)
+    batches = sizes if phase == "decode" else list(DECODE_BATCHES)
+    config = serving_config(args, model, gpu, batches, weights, kv_len, settings.default_language)
     doc = document(model, gpu, phase, sizes, weights, kv_len, bench=bench, config=config)
     print(json.dumps(doc, ensure_ascii=False) if args.json else render(doc))
     return 0

@@ -476,6 +476,8 @@ def _fits(result) -> dict[str, Quantity]:
         out[f"{key}.points"] = Quantity(r.points, "count")
         out[f"{key}.bytes_min"] = Quantity(r.bytes_min, "bytes")
         out[f"{key}.bytes_max"] = Quantity(r.bytes_max, "bytes")
+    if result.bench is not None and not result.bench.flush_read.empty:  # the largest M timed with a read flush
+        out["measured.flush_read.m_max"] = Quantity(int(result.bench.flush_read["m"].max()), "count")
     pairs = result.flush_pairs
     for m, part in pairs.groupby("m"):
         out[f"measured.flush.m{int(m)}.ratio_median"] = Quantity(part["ratio"].median(), "fraction")

@@ -68,7 +68,8 @@ def bytes_per_token(result, tr: Translator, options: dict) -> object:
         t.col(f"w-{w}", tr.gettext(N_("Weights, {w} (MB)"), w=L.precision(w, tr)), "count1", translated=True)
         t.col(f"a-{w}", tr.gettext(N_("Activations, {w} (MB)"), w=L.precision(w, tr)), "count1", translated=True)
     t.col("kv", N_("KV cache (MB)"), "count1")
-    for (phase, size), rows in frame.groupby(["phase", "size"], sort=False):
+    for phase, size in dict.fromkeys(zip(frame["phase"], frame["size"])):
+        rows = frame[(frame["phase"] == phase) & (frame["size"] == size)]
         by_w = {r.weights: r for r in rows.itertuples()}
         values = [tr.gettext(L.PHASES[phase]), size]
         for w in weights:
@@ -145,7 +146,8 @@ def kv_capacity(result, tr: Translator, options: dict) -> object:
     for c in contexts:
         t.col(f"c{c}", tr.gettext(N_("KV {context}"), context=tr.integer(c)), "count", translated=True)
     none = tr.gettext(N_("does not fit"))
-    for gpu, rows in frame.groupby("gpu", sort=False):
+    for gpu in dict.fromkeys(frame["gpu"]):
+        rows = frame[frame["gpu"] == gpu]
         by_c = dict(zip(rows["context"], rows["max_batch"]))
         n = rows["gpus"].iloc[0]
         fits = not (n is None or n != n or str(n) == "<NA>")
@@ -170,7 +172,8 @@ def throughput(result, tr: Translator, options: dict) -> object:
     t.col("at-cap", N_("At the cap (tokens/s)"), "count")
     for b in batches:
         t.col(f"b{b}", L.size_header("decode", b, tr), "count", translated=True)
-    for gpu, rows in frame.groupby("gpu", sort=False):
+    for gpu in dict.fromkeys(frame["gpu"]):
+        rows = frame[frame["gpu"] == gpu]
         cap = int(rows["max_batch"].iloc[0])
         by_b = {int(r.batch): r for r in rows.itertuples()}
         cells = [by_b[b].tokens_per_s if by_b[b].fits else None for b in batches]

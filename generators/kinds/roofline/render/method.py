@@ -93,7 +93,7 @@ def _capture(result, tr: Translator) -> str:
                     "The GEMMs with M up to {m} were timed a second time with L2 flushed by a read of the same size "
                     "(a float32 sum) instead of the write, which leaves no dirty lines to write back."
                 ),
-                m=tr.integer(int(bench.flush_read["m"].max())),
+                m=tr.integer(int(result.facts["measured.flush_read.m_max"].value)),
             )
         )
     if bench.fp8_recipe:
