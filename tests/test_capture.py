@@ -337,6 +337,8 @@ def test_data_folder_within_budget():
     # (1.7 MB): 44 MB in all; the decode timing recapture (branch timing-decode-v3) adds 1.5 MB.
     # 58 MB: decode v4 (issue 25) adds 11 MB, 9.6 MB of it the two eager traces with Python stacks
     # (xz -6; -9 gave nothing), and the transformers Llama trace 0.55 MB.
+    # 60 MB: the H100 peaks v2 (DRAM streams) and microbenchmarks v2 (MLA, read-flushed GEMMs; issue 27)
+    # add 0.6 MB of plain JSON.
     # The budget is the shipped sample's (data/sample.txt lists its reports; issue 29 #5): a report a
     # user adds to data/reports is not counted. Every report folder listed exists.
     listed = [
@@ -346,4 +348,4 @@ def test_data_folder_within_budget():
     assert listed and all((DATA / entry).is_dir() for entry in listed), listed
     folders = [DATA / "hardware", DATA / "models", DATA / "rules", DATA / "parts", *(DATA / entry for entry in listed)]
     total = sum(p.stat().st_size for folder in folders for p in folder.rglob("*") if p.is_file())
-    assert total <= 58 * 1000 * 1000, f"the shipped sample is {total / 1e6:.1f} MB; the budget is 58 MB"
+    assert total <= 60 * 1000 * 1000, f"the shipped sample is {total / 1e6:.1f} MB; the budget is 60 MB"
