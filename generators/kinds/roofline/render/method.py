@@ -77,9 +77,9 @@ def _capture(result, tr: Translator) -> str:
                 "Timing: CUDA events around each repetition, after a warm-up that runs until the times are steady; "
                 "median and quartiles of the repetitions; the whole run repeated in a second process. L2 flushed "
                 "before every repetition ({flush}), outside the timed region, except for the L2 ceilings. Over "
-                "all {records} timed operator records (read-flush re-timings and MLA batches included): largest "
-                "difference between the two processes' medians {process}, largest interquartile range {spread} of "
-                "the median, {unsteady} records whose warm-up had not settled (kept, and marked by their spread)."
+                "all {records} timed operator records of the capture: largest difference between the two "
+                "processes' medians {process}, largest interquartile range {spread} of the median, {unsteady} "
+                "records whose warm-up had not settled (kept, and marked by their spread)."
             ),
             records=fact(result, "measured.records", tr),
             process=fact(result, "measured.process_deviation_max", tr),
