@@ -23,7 +23,9 @@ Per model, prefixed with its id (``deepseek-v3.``) and, for the page's subject, 
 ``<gpu>.<w>.crossing.<op>``                 decode batch at which the GEMM crosses its ridge
 ``<gpu>.<w>.crossing.linear_min`` / ``_max`` over the ``<w>`` GEMMs of one weight matrix;
 ``<gpu>.<w>.crossing.experts_min`` / ``_max`` over the grouped expert GEMMs
-``<gpu>.<w>.crossing.never``                GEMMs that never cross (BF16 attention matmuls)
+``<gpu>.<w>.crossing.never``                GEMMs that never cross (``.linear_never``: of one
+                                            weight matrix; ``.decode_never``: of those the
+                                            decode step runs)
 ``<gpu>.<w>.<phase>.<size>.step``           predicted step time (size ``b8``, ``s4096``)
 ``<gpu>.<w>.<phase>.<size>.per_token``      step ÷ tokens; ``.throughput`` tokens per second
 ``<gpu>.<w>.<phase>.<size>.memory_share``   share of the step in memory-bound ops;
@@ -279,12 +281,25 @@ def _bmm_never(crossings: pd.DataFrame) -> dict[str, Quantity]:
     return out
 
 
+def _decode_never(ops: pd.DataFrame, crossings: pd.DataFrame) -> dict[str, Quantity]:
+    """``<gpu>.<w>.crossing.decode_never``: GEMMs with ``<w>`` weights that run in the decode
+    step (a count above 0 at some batch) and never cross their ridge."""
+    out = {}
+    run = ops[(ops["phase"] == "decode") & (ops["count"] > 0)]
+    for (gpu, w), part in crossings.groupby(["gpu", "weights"], sort=False):
+        ran = set(run.loc[(run["gpu"] == gpu) & (run["weights"] == w), "op"])
+        never = part[(part["kind"] == "gemm") & (part["dtype"] == w) & part["crossing_batch"].isna()]
+        out[f"{gpu}.{w}.crossing.decode_never"] = Quantity(int(never["op"].isin(ran).sum()), "count")
+    return out
+
+
 def _model(result, model_id: str) -> dict[str, Quantity]:
     ops = result.ops[result.ops["model"] == model_id]
     out = _linear_b1(ops)
     out.update(_experts_layer_share(ops))
     out.update(_batch_sweeps(ops, result.totals))
     out.update(_bmm_never(result.crossings[result.crossings["model"] == model_id]))
+    out.update(_decode_never(ops, result.crossings[result.crossings["model"] == model_id]))
     for row in result.weights[result.weights["model"] == model_id].itertuples():
         out[f"weights.{row.weights}"] = Quantity(row.bytes, "bytes")
     out.update(_crossings(result.crossings[result.crossings["model"] == model_id]))
