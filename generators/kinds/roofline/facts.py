@@ -52,6 +52,7 @@ Measured points (the version's microbenchmarks against their predictions, spec r
 ``measured.floor``                          the shortest measured time of any record
 ``measured.attention.error_min`` / ``_max``  decode attention (multi-head, not MLA)
 ``measured.error_min``                      the smallest error of any record
+``measured.roof_error_under_max``           the most a record runs under its measured roofline
 ``measured.spread_max``                     largest interquartile range ÷ median
 ``measured.process_deviation_max``          largest |process 2 ÷ process 1 − 1|
 ``measured.unsteady``                       records whose warm-up did not settle
@@ -357,6 +358,7 @@ def _measured(result) -> dict[str, Quantity]:
     if c["measured_roof_error"].notna().any():
         out["measured.roof_error_negative"] = Quantity(int((c["measured_roof_error"] < 0).sum()), "count")
         out["measured.roof_error_min"] = Quantity(float(c["measured_roof_error"].min()), "fraction")
+        out["measured.roof_error_under_max"] = Quantity(-float(min(c["measured_roof_error"].min(), 0.0)), "fraction")
         below = c[c["measured_roof_error"] < 0]
         compute = below[(below["bound"] == "compute") & (below["m"] >= 512)]
         out["measured.roof_error_negative_compute"] = Quantity(len(compute), "count")
