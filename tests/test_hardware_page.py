@@ -195,6 +195,10 @@ def test_a_run_with_several_memory_streams_shows_its_dram_ceiling(built_site):
     en = text_of(built_site.html("hardware/"))
     row = f"DRAM ceiling (the fastest of its read and copy streams) {ceiling / 1e12:.2f} {bandwidth / 1e12:.2f}"
     assert row in en
+    # memory bandwidth has no dense or sparse figure: only the matmul table says "dense"
+    assert "Spec (TB/s)" in en and "Spec (dense) (TB/s)" not in en and "Spec (dense) (TFLOP/s)" in en
+    zh = text_of(built_site.html("zh/hardware/"))
+    assert "规格（TB/s）" in zh and "规格（稠密）（TB/s）" not in zh
     assert f"{bf16 / ceiling:,.1f}" in en.split("peaks-h100-80gb-hbm3/v2 BF16", 1)[1][:80]
     reports = en.split("Reports on these GPUs", 2)[-1]
     for gpu in ("b200", "gb200", "h100-sxm"):

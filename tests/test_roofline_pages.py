@@ -224,3 +224,58 @@ def test_deployment_tables_by_hand(pages):
     assert wpg > routed / 8  # the replicated part on top of the experts' share
     m = row_cells(en, "roofline.mistakes/mistakes/gb200_peaks")
     assert "1,250.0" in m[2] and "1,125.0" in m[2]  # 10,000 / 8 and the template's 9,000 / 8
+
+
+@pytest.fixture(scope="module")
+def raw_all() -> list[dict]:
+    """Every timed operator record of the latest capture: both L2 flushes and the MLA benchmark
+    (the memory-ceiling records apart)."""
+    ceilings = ("dram_copy", "dram_read", "l2_copy", "l2_read")
+    return [r for r in json.loads(RESULTS.read_text())["ops"] if r["op"] not in ceilings]
+
+
+def _median(values: list[float]) -> float:
+    v = sorted(values)
+    return v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+
+
+def test_gemm_medians_are_over_the_gemms_the_prose_names(pages, raw):
+    """The median error at M = 1 and 4,096 over the GEMMs alone (not the batched matmuls), and
+    how many of them are compute-bound at 4,096 on the H100 specification."""
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", pages["en"]))
+    gemms = {m: [r for r in raw if r["op"] == "gemm" and r["m"] == m] for m in (1, 4096)}
+    assert len(gemms[1]) == len(gemms[4096]) == 18
+    err = {m: 100 * _median([r["median_s"] / _hand_prediction(r) - 1 for r in rs]) for m, rs in gemms.items()}
+    peaks, bandwidth = SPEC["h100-sxm"]
+    compute = sum(
+        2 * r["m"] * r["n"] * r["k"] / peaks[r["dtype"]]
+        > (weight_bytes(r["dtype"], r["n"], r["k"]) + 2 * r["m"] * (r["n"] + r["k"])) / bandwidth
+        for r in gemms[4096]
+    )
+    assert compute == 17
+    assert "the median error of the 18 GEMMs (the batched matmuls apart) at M = 1 is" in text
+    assert f"instead of {err[1]:.1f}%, and at M = 4,096, where {compute} of the 18 GEMMs are compute-bound" in text
+    assert f"instead of {err[4096]:.1f}%." in text
+
+
+def test_fastest_record_and_timing_line_over_every_timed_record(pages, raw_all):
+    text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", pages["en"]))
+    rates = []
+    for r in raw_all:
+        if r["op"] in ("gemm", "bmm"):
+            heads = r.get("heads") or 1
+            nbytes = heads * (weight_bytes(r["dtype"], r["n"], r["k"]) + 2 * r["m"] * (r["n"] + r["k"]))
+            rates.append((nbytes / r["median_s"], r["name"], r["dtype"], r["m"], r.get("series", "main")))
+    best = max(rates)
+    assert best[1:] == ("lm_head", "bf16", 1, "flush_read")
+    assert f"the BF16 output head at M = 1 timed after the read flush, reaches {best[0] / 1e12:.2f} TB/s" in text
+    mla = [r for r in raw_all if r["op"] == "mla_decode"]
+    assert all(r["bytes"] / r["median_s"] < best[0] for r in mla)
+    spread = max((r["q3_s"] - r["q1_s"]) / r["median_s"] for r in raw_all)
+    process = max(abs(r["process_ratio"] - 1) for r in raw_all)
+    unsettled = sum(not r["warmup_steady"] for r in raw_all)
+    assert (
+        f"Over all {len(raw_all)} timed operator records of the capture: largest difference between the two "
+        f"processes' medians {100 * process:.1f}%, largest interquartile range {100 * spread:.1f}% of the median, "
+        f"{unsettled} records whose warm-up had not settled" in text
+    )

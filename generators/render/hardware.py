@@ -171,7 +171,8 @@ def measured(result, tr: Translator, options: dict) -> object:
             continue
         t = TableBuilder(f"measured-{kind}", tr)
         t.col("gpu", N_("GPU")).col("run", N_("Run")).col("what", label)
-        t.col("measured", N_("Measured"), unit).col("spec", N_("Spec (dense)"), unit)
+        t.col("measured", N_("Measured"), unit)
+        t.col("spec", N_("Spec (dense)") if kind == "matmul" else N_("Spec"), unit)
         t.col("share", N_("Share of spec"), "percent")
         if kind == "matmul":
             t.col("ridge", N_("Ridge point, measured"), "flop_per_byte")

@@ -34,6 +34,7 @@ UNITS: dict[str, DisplayUnit] = {
     "count": DisplayUnit("count", 1, 0, None),
     "count1": DisplayUnit("count", 1, 1, None),
     "count2": DisplayUnit("count", 1, 2, None),
+    "count4": DisplayUnit("count", 1, 4, None),  # a coefficient near 1 (R²)
     "percent": DisplayUnit("fraction", 100, 1, N_("{value} %"), N_("%")),
     "percent2": DisplayUnit("fraction", 100, 2, N_("{value} %"), N_("%")),  # a small fraction shown as it is
     "pct": DisplayUnit("pct", 1, 1, N_("{value} %"), N_("%")),

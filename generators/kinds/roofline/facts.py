@@ -23,7 +23,9 @@ Per model, prefixed with its id (``deepseek-v3.``) and, for the page's subject, 
 ``<gpu>.<w>.crossing.<op>``                 decode batch at which the GEMM crosses its ridge
 ``<gpu>.<w>.crossing.linear_min`` / ``_max`` over the ``<w>`` GEMMs of one weight matrix;
 ``<gpu>.<w>.crossing.experts_min`` / ``_max`` over the grouped expert GEMMs
-``<gpu>.<w>.crossing.never``                GEMMs that never cross (BF16 attention matmuls)
+``<gpu>.<w>.crossing.never``                GEMMs that never cross (``.linear_never``: of one
+                                            weight matrix; ``.decode_never``: of those the
+                                            decode step runs)
 ``<gpu>.<w>.<phase>.<size>.step``           predicted step time (size ``b8``, ``s4096``)
 ``<gpu>.<w>.<phase>.<size>.per_token``      step ÷ tokens; ``.throughput`` tokens per second
 ``<gpu>.<w>.<phase>.<size>.memory_share``   share of the step in memory-bound ops;
@@ -42,7 +44,7 @@ Measured points (the version's microbenchmarks against their predictions, spec r
 ``measured.<name>.<dtype>.m<M>.error``      one record's error (``.time``: its median);
                                             attention adds ``.kv<L>``
 ``measured.gemm.m<M>.error_median``,        error (measured ÷ predicted − 1) of the GEMMs
-``_min``, ``_max``                          and batched matmuls at M; ``roof_error_median``
+``_min``, ``_max``, ``.count``, ``.compute_bound`` at M (not the batched matmuls); ``roof_error_median``
                                             against the measured roofline
 ``measured.gemm.m<M>.fp8_speedup_median``   BF16 time ÷ FP8 time of the same GEMM shape;
 ``measured.gemm.m<M>.fp8_speedup_predicted`` the same predicted (median)
@@ -50,6 +52,7 @@ Measured points (the version's microbenchmarks against their predictions, spec r
 ``measured.floor``                          the shortest measured time of any record
 ``measured.attention.error_min`` / ``_max``  decode attention (multi-head, not MLA)
 ``measured.error_min``                      the smallest error of any record
+``measured.roof_error_under_max``           the most a record runs under its measured roofline
 ``measured.spread_max``                     largest interquartile range ÷ median
 ``measured.process_deviation_max``          largest |process 2 ÷ process 1 − 1|
 ``measured.unsteady``                       records whose warm-up did not settle
@@ -102,6 +105,16 @@ def _hardware(result) -> dict[str, Quantity]:
         if row.source == "spec":
             out[f"peak.{row.gpu}.{row.dtype}"] = Quantity(row.peak_flop_per_s, "flop_per_s")
             out[f"bandwidth.{row.gpu}"] = Quantity(row.bandwidth_bytes_per_s, "bytes_per_s")
+    spec = result.limits[result.limits["source"] == "spec"]
+    for a in spec.itertuples():
+        for b in spec.itertuples():
+            if a.gpu != b.gpu and a.dtype == b.dtype:
+                out[f"gain.{a.gpu}.{b.gpu}.peak.{a.dtype}"] = Quantity(
+                    a.peak_flop_per_s / b.peak_flop_per_s - 1, "fraction"
+                )
+                out[f"gain.{a.gpu}.{b.gpu}.bandwidth"] = Quantity(
+                    a.bandwidth_bytes_per_s / b.bandwidth_bytes_per_s - 1, "fraction"
+                )
     for gpu in result.gpus.values():
         if gpu.memory_bytes.value is not None:
             out[f"memory.{gpu.id}"] = Quantity(gpu.memory_bytes.value, "bytes")
@@ -166,6 +179,10 @@ def _crossings(crossings: pd.DataFrame) -> dict[str, Quantity]:
                 out[f"{gpu}.{w}.crossing.{name}_min"] = Quantity(int(rows["crossing_batch"].min()), "count")
                 out[f"{gpu}.{w}.crossing.{name}_max"] = Quantity(int(rows["crossing_batch"].max()), "count")
         out[f"{gpu}.{w}.crossing.never"] = Quantity(int(part["crossing_batch"].isna().sum()), "count")
+        never = part[(part["kind"] == "gemm") & (part["dtype"] == w) & part["crossing_batch"].isna()]
+        out[f"{gpu}.{w}.crossing.linear_never"] = Quantity(len(never), "count")
+        for op in never["op"]:
+            out[f"{gpu}.{w}.crossing.linear_never.is.{op}"] = Quantity(1, "count")
     return out
 
 
@@ -265,12 +282,25 @@ def _bmm_never(crossings: pd.DataFrame) -> dict[str, Quantity]:
     return out
 
 
+def _decode_never(ops: pd.DataFrame, crossings: pd.DataFrame) -> dict[str, Quantity]:
+    """``<gpu>.<w>.crossing.decode_never``: GEMMs with ``<w>`` weights that run in the decode
+    step (a count above 0 at some batch) and never cross their ridge."""
+    out = {}
+    run = ops[(ops["phase"] == "decode") & (ops["count"] > 0)]
+    for (gpu, w), part in crossings.groupby(["gpu", "weights"], sort=False):
+        ran = set(run.loc[(run["gpu"] == gpu) & (run["weights"] == w), "op"])
+        never = part[(part["kind"] == "gemm") & (part["dtype"] == w) & part["crossing_batch"].isna()]
+        out[f"{gpu}.{w}.crossing.decode_never"] = Quantity(int(never["op"].isin(ran).sum()), "count")
+    return out
+
+
 def _model(result, model_id: str) -> dict[str, Quantity]:
     ops = result.ops[result.ops["model"] == model_id]
     out = _linear_b1(ops)
     out.update(_experts_layer_share(ops))
     out.update(_batch_sweeps(ops, result.totals))
     out.update(_bmm_never(result.crossings[result.crossings["model"] == model_id]))
+    out.update(_decode_never(ops, result.crossings[result.crossings["model"] == model_id]))
     for row in result.weights[result.weights["model"] == model_id].itertuples():
         out[f"weights.{row.weights}"] = Quantity(row.bytes, "bytes")
     out.update(_crossings(result.crossings[result.crossings["model"] == model_id]))
@@ -289,17 +319,17 @@ def _measured(result) -> dict[str, Quantity]:
         "measured.m_max": Quantity(int(c["m"].max()), "count"),
         "measured.floor": Quantity(c["measured_s"].min() * 1e9, "ns"),
         "measured.error_min": Quantity(c["error"].min(), "fraction"),
-        "measured.spread_max": Quantity(c["spread"].max(), "fraction"),
-        "measured.process_deviation_max": Quantity((c["process_ratio"] - 1).abs().max(), "fraction"),
-        "measured.unsteady": Quantity(int((~c["warmup_steady"]).sum()), "count"),
+        "measured.flush.points": Quantity(len(result.bench.flush_read), "count"),
     }
     for r in c.itertuples():
         kv = "" if pd.isna(r.kv_len) else f".kv{int(r.kv_len)}"
         out[f"measured.{r.name}.{r.dtype}.m{r.m}{kv}.error"] = Quantity(r.error, "fraction")
         out[f"measured.{r.name}.{r.dtype}.m{r.m}{kv}.time"] = Quantity(r.measured_s * 1e9, "ns")
-    matmul = c[c["op"].isin(["gemm", "bmm"])]
+    matmul = c[c["op"] == "gemm"]  # the GEMMs alone; the batched matmuls are not in these medians
     for m, part in matmul.groupby("m"):
         key = f"measured.gemm.m{m}"
+        out[f"{key}.count"] = Quantity(len(part), "count")
+        out[f"{key}.compute_bound"] = Quantity(int((part["bound"] == "compute").sum()), "count")
         out[f"{key}.error_median"] = Quantity(part["error"].median(), "fraction")
         out[f"{key}.error_min"] = Quantity(part["error"].min(), "fraction")
         out[f"{key}.error_max"] = Quantity(part["error"].max(), "fraction")
@@ -323,24 +353,60 @@ def _measured(result) -> dict[str, Quantity]:
         out["measured.attention.error_max"] = Quantity(att["error"].max(), "fraction")
     gemm = c[c["op"] == "gemm"]
     out.update(_non_monotone(gemm))
-    if len(gemm):
-        rate = gemm["bytes"] / gemm["measured_s"]
-        top = gemm.loc[rate.idxmax()]
-        out["measured.kernel_bandwidth_max"] = Quantity(float(rate.max()), "bytes_per_s")
-        out[f"measured.kernel_bandwidth_max.is.{top['name']}.{top['dtype']}.m{int(top['m'])}"] = Quantity(1, "count")
+    out.update(_fastest(result))
+    out.update(_timing(result))
     if c["measured_roof_error"].notna().any():
         out["measured.roof_error_negative"] = Quantity(int((c["measured_roof_error"] < 0).sum()), "count")
         out["measured.roof_error_min"] = Quantity(float(c["measured_roof_error"].min()), "fraction")
+        out["measured.roof_error_under_max"] = Quantity(-float(min(c["measured_roof_error"].min(), 0.0)), "fraction")
         below = c[c["measured_roof_error"] < 0]
         compute = below[(below["bound"] == "compute") & (below["m"] >= 512)]
         out["measured.roof_error_negative_compute"] = Quantity(len(compute), "count")
         for r in c[c["name"] == "lm_head"].itertuples():
             out[f"measured.lm_head.{r.dtype}.m{r.m}.roof_error"] = Quantity(r.measured_roof_error, "fraction")
     out.update(_mla(result))
+    out.setdefault("measured.mla.points", Quantity(0, "count"))
     out.update(_fits(result))
     fp4 = result.bench.unsupported
     out["measured.fp4_unsupported"] = Quantity(int((fp4["dtype"] == "fp4").any()), "count")
     return out
+
+
+def _fastest(result) -> dict[str, Quantity]:
+    """``measured.kernel_bandwidth_max``: the highest rate of the fewest bytes over every timed
+    record of the capture (the operator records, the read-flush re-timings, the MLA benchmark);
+    ``.is.<name>.<dtype>.m<M>.<series>`` names it (series ``main``, ``flush_read`` or ``mla``)."""
+    c, fr, mla = result.compare, result.bench.flush_read, result.mla
+    rows = [(r.bytes / r.measured_s, r.name, r.dtype, int(r.m), "main") for r in c.itertuples()]
+    rows += [(r.bytes / r.median_s, r.name, r.dtype, int(r.m), "flush_read") for r in fr.itertuples()]
+    rows += [(r.achieved_bytes_per_s, "mla_decode", "bf16", int(r.m), "mla") for r in mla.itertuples()]
+    if not rows:
+        return {}
+    rate, name, dtype, m, series = max(rows)
+    return {
+        "measured.kernel_bandwidth_max": Quantity(float(rate), "bytes_per_s"),
+        f"measured.kernel_bandwidth_max.is.{name}.{dtype}.m{m}.{series}": Quantity(1, "count"),
+    }
+
+
+def _timing(result) -> dict[str, Quantity]:
+    """Spread, second-process deviation and unsettled warm-ups over every timed operator record
+    (``measured.records``: the operator records, the read-flush re-timings and the MLA benchmark)."""
+    c, fr, mla = result.compare, result.bench.flush_read, result.mla
+    parts = [
+        c[["measured_s", "q1_s", "q3_s", "process_ratio", "warmup_steady"]],
+        fr.rename(columns={"median_s": "measured_s"})[["measured_s", "q1_s", "q3_s", "process_ratio", "warmup_steady"]],
+        mla[["measured_s", "q1_s", "q3_s", "process_ratio", "warmup_steady"]],
+    ]
+    t = pd.concat([p for p in parts if len(p)], ignore_index=True)
+    spread = (t["q3_s"] - t["q1_s"]) / t["measured_s"]
+    ratio = pd.to_numeric(t["process_ratio"], errors="coerce")
+    return {
+        "measured.records": Quantity(len(t), "count"),
+        "measured.spread_max": Quantity(float(spread.max()), "fraction"),
+        "measured.process_deviation_max": Quantity(float((ratio - 1).abs().max()), "fraction"),
+        "measured.unsteady": Quantity(int((~t["warmup_steady"].astype(bool)).sum()), "count"),
+    }
 
 
 def _deploy(result, model_id: str) -> dict[str, Quantity]:
@@ -471,7 +537,7 @@ def _fits(result) -> dict[str, Quantity]:
         key = f"measured.fit.{r.flush}.m{r.m}"
         out[f"{key}.fixed"] = Quantity(r.fixed_s * 1e9, "ns")
         out[f"{key}.bandwidth"] = Quantity(r.bandwidth_bytes_per_s, "bytes_per_s")
-        out[f"{key}.r2"] = Quantity(r.r2, "fraction")
+        out[f"{key}.r2"] = Quantity(r.r2, "count")
         out[f"{key}.residual_max"] = Quantity(r.residual_max, "fraction")
         out[f"{key}.points"] = Quantity(r.points, "count")
         out[f"{key}.bytes_min"] = Quantity(r.bytes_min, "bytes")
@@ -498,9 +564,16 @@ def _tables_min(result, out: dict[str, Quantity]) -> dict[str, Quantity]:
     if not shares:
         return {}
     (gpu, batch), low = min(shares.items(), key=lambda kv: kv[1])
+    weights = [
+        out[key].value
+        for g in result.config.gpus
+        if (key := f"primary.{g.hardware}.{g.tables}.decode.b1.weight_share") in out
+    ]
     return {
         "primary.tables.decode.memory_share_min": Quantity(low, "fraction"),
         f"primary.tables.decode.memory_share_min.is.{gpu}.b{batch}": Quantity(1, "count"),
+        "primary.tables.decode.b1.weight_share_min": Quantity(min(weights), "fraction"),
+        "primary.tables.decode.b1.weight_share_max": Quantity(max(weights), "fraction"),
     }
 
 

@@ -260,8 +260,8 @@ def errors(result, tr: Translator, options: dict) -> object:
     caption = tr.gettext(
         N_(
             "Measured median ÷ roofline prediction for each GEMM shape (solid) and batched matmul (dashed) against "
-            "M; 1 is the roofline itself. The median error is {e1} at M = 1 and {ebig} at M = {mbig}; against the "
-            "measured roofline {r1} and {rbig}."
+            "M; 1 is the roofline itself. The median error of the GEMMs (the batched matmuls apart) is {e1} at "
+            "M = 1 and {ebig} at M = {mbig}; against the measured roofline {r1} and {rbig}."
         ),
         e1=fact(result, "measured.gemm.m1.error_median", tr),
         ebig=fact(result, f"measured.gemm.m{mbig}.error_median", tr),

@@ -75,11 +75,13 @@ def _capture(result, tr: Translator) -> str:
         tr.gettext(
             N_(
                 "Timing: CUDA events around each repetition, after a warm-up that runs until the times are steady; "
-                "median and quartiles of the repetitions; the whole run repeated in a second process (largest "
-                "difference between the two medians {process}). L2 flushed before every repetition ({flush}), "
-                "outside the timed region, except for the L2 ceilings. Largest interquartile range: {spread} of "
-                "the median; {unsteady} records whose warm-up had not settled are kept and marked by their spread."
+                "median and quartiles of the repetitions; the whole run repeated in a second process. L2 flushed "
+                "before every repetition ({flush}), outside the timed region, except for the L2 ceilings. Over "
+                "all {records} timed operator records of the capture: largest difference between the two "
+                "processes' medians {process}, largest interquartile range {spread} of the median, {unsteady} "
+                "records whose warm-up had not settled (kept, and marked by their spread)."
             ),
+            records=fact(result, "measured.records", tr),
             process=fact(result, "measured.process_deviation_max", tr),
             flush=flushed,
             spread=fact(result, "measured.spread_max", tr),

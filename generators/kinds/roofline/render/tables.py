@@ -535,7 +535,7 @@ def small_gemm_fit(result, tr: Translator, options: dict) -> object:
     t = TableBuilder("small-gemm-fit", tr)
     t.col("flush", N_("L2 flush")).col("m", N_("M"), "count").col("points", N_("GEMMs"), "count")
     t.col("fixed", N_("Fixed time"), "us").col("bandwidth", N_("Fitted bandwidth"), "tb_per_s")
-    t.col("r2", N_("R²"), "pct2").col("residual", N_("Largest residual"), "percent")
+    t.col("r2", N_("R²"), "count4").col("residual", N_("Largest residual"), "percent")
     labels = {"write": tr.gettext(N_("write (zero 256 MiB)")), "read": tr.gettext(N_("read (sum 256 MiB)"))}
     for r in result.fits.itertuples():
         t.row(
