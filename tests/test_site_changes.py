@@ -386,7 +386,7 @@ def test_every_kernel_row_is_the_two_traces_summed_by_name(diff_json, pair, vari
     "args, message",
     [
         (["nope", "v1", "v2"], r"error: unknown report 'nope'; known: .*"),
-        ([REPORT, "v1", "v9"], rf"error: report '{REPORT}' has no version 'v9'; it has \['v3', 'v2', 'v1'\]"),
+        ([REPORT, "v1", "v9"], rf"error: report '{REPORT}' has no version 'v9'; it has \['v4', 'v3', 'v2', 'v1'\]"),
         ([REPORT, "v2", "v2"], rf"error: {REPORT}/v2: a version compared with itself; .*"),
         (["peaks-h100-80gb-hbm3", "v1", "v1"], r"error: \S+report\.yml: report configuration not found"),
     ],
