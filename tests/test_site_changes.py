@@ -467,7 +467,7 @@ def test_new_version_added_the_derived_version(versions_site):
     assert (SOURCE, VERSION) == (LATEST, f"v{len(VERSIONS) + 1}")  # one above the highest real version
     assert versions_site.added.returncode == 0, versions_site.added.stderr
     assert re.fullmatch(
-        rf"created data/reports/{REPORT}/{VERSION}/ \(9 files\); the next build shows it .* "
+        rf"created data/reports/{REPORT}/{VERSION}/ \(11 files\); the next build shows it .* "
         rf"what changed under reports/{REPORT}/changes/{SOURCE}-{VERSION}/\n",
         versions_site.added.stdout,
     )
