@@ -22,6 +22,8 @@ SECTIONS = {
         "Overview",
         "Setup",
         "Top kernels",
+        "Time by model part",
+        "Step timeline",
         "Observations",
         "Host side",
         "Classification",
@@ -37,6 +39,8 @@ SECTIONS = {
         "概览",
         "实验环境",
         "耗时最多的内核",
+        "按模型部件划分的时间",
+        "单步时间线",
         "观察",
         "主机端",
         "分类",
@@ -63,7 +67,7 @@ def text_of(fragment: str) -> str:
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
-def test_all_thirteen_sections_in_order(built_site, lang):
+def test_all_fifteen_sections_in_order(built_site, lang):
     page = main(built_site.html(PAGES[lang]))
     headings = [text_of(h).replace("¶", "").strip() for h in re.findall(r"<h2[^>]*>(.*?)</h2>", page, re.S)]
     assert headings == SECTIONS[lang]
@@ -75,14 +79,16 @@ def test_every_section_has_its_generated_content(built_site, lang):
     parts = re.split(r"<h2[^>]*>", page)[1:]
     tables = [p.count("<table") for p in parts]
     figures = [len(re.findall(r'<img [^>]*src="[^"]+\.svg"', p)) for p in parts]
-    # overview: a list; setup, top (+ call sites, written-out), observations, host, classification,
+    # overview: a list; setup, top (+ call sites, written-out), parts, observations, host, classification,
     # longest, distributions (how to read), roofline, recommendations, hardware design, methodology,
-    # names: tables
+    # names: tables; the step timeline: figures
     assert "<li>" in parts[0]
-    assert all(tables[i] for i in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12)), tables
+    assert all(tables[i] for i in (1, 2, 3, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14)), tables
     assert tables[2] >= 5, tables  # top, sites, bandwidth, top and sites of the written-out variant
-    assert figures[7] >= 13 and figures[8] == 4, figures  # histograms; physical, hierarchical, normalized, per-kernel
-    assert "<figcaption>" in parts[7] and "<figcaption>" in parts[8]
+    assert tables[3] == 2 and figures[3] == 1, (tables, figures)  # parts of both variants; one bar per variant
+    assert figures[4] == 2, figures  # the step timeline: the graph replay and the same step run eagerly
+    assert figures[9] >= 13 and figures[10] == 4, figures  # histograms; physical, hierarchical, normalized, per-kernel
+    assert "<figcaption>" in parts[9] and "<figcaption>" in parts[10]
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
@@ -199,7 +205,7 @@ def test_the_page_says_which_timing_it_uses_and_how_stable_it_is(built_site):
     assert f"against {min(eager):.2f} ms and {max(eager):.2f} ms for the eager decode" in en
     assert f"{low:.1f} to {high:.1f} times faster, process by process" in en
     assert f"快了 {low:.1f} 到 {high:.1f} 倍" in zh and f"{graph[0]:.2f} ms 的墙钟时间" in zh
-    assert 3 < low < high < 6
+    assert 3 < low < high < 8  # v3: 4.3 to 5.6; v4 (its eager decode slower on that session's machine): 6.0 to 6.9
     assert f"spans at most {100 * spread:.1f}% of the median" in en
     gaps = [100 * (max(x) / min(x) - 1) for x in (eager, written)]
     assert f"the medians differ by {gaps[0]:.1f}% with fused attention and {gaps[1]:.1f}% written out" in en

@@ -403,7 +403,7 @@ def test_every_kernel_row_is_the_two_traces_summed_by_name(diff_json, pair, vari
     "args, message",
     [
         (["nope", "v1", "v2"], r"error: unknown report 'nope'; known: .*"),
-        ([REPORT, "v1", "v9"], rf"error: report '{REPORT}' has no version 'v9'; it has \['v3', 'v2', 'v1'\]"),
+        ([REPORT, "v1", "v9"], rf"error: report '{REPORT}' has no version 'v9'; it has \['v4', 'v3', 'v2', 'v1'\]"),
         ([REPORT, "v2", "v2"], rf"error: {REPORT}/v2: a version compared with itself; .*"),
         (["peaks-h100-80gb-hbm3", "v1", "v1"], r"error: \S+report\.yml: report configuration not found"),
     ],
@@ -484,7 +484,7 @@ def test_new_version_added_the_derived_version(versions_site):
     assert (SOURCE, VERSION) == (LATEST, f"v{len(VERSIONS) + 1}")  # one above the highest real version
     assert versions_site.added.returncode == 0, versions_site.added.stderr
     assert re.fullmatch(
-        rf"created data/reports/{REPORT}/{VERSION}/ \(9 files\); the next build shows it .* "
+        rf"created data/reports/{REPORT}/{VERSION}/ \(11 files\); the next build shows it .* "
         rf"what changed under reports/{REPORT}/changes/{SOURCE}-{VERSION}/\n",
         versions_site.added.stdout,
     )
