@@ -139,3 +139,49 @@ def test_every_report_is_listed_under_every_gpu_its_configuration_names():
             named.add("h100-sxm")  # every peaks capture here ran on an H100 80GB HBM3
         assert set(infos[path.parent.name].uses) == named - {None}, path.parent.name
     assert set(infos["microbench-h100-80gb-hbm3"].uses) == {"h100-sxm", "b200", "gb200"}
+
+
+def test_the_measured_roofline_figure_draws_every_mla_batch_by_hand(roofline, ops, peaks, monkeypatch):
+    """The stars of the measured-roofline figure (issue 27 #6): FLOPs ÷ bytes and FLOPs ÷ median
+    time of each mla_decode record, in the figure's data and in what it plots; the caption's
+    claims (every intensity below the specification's BF16 ridge, only batch 512 past the
+    measured one, far under the measured roof) recomputed from the raw JSON and YAML."""
+    from generators.kinds.roofline.render import figures as roofline_figures
+    from generators.render import prose
+    from tests import project
+
+    plans = []
+    real = roofline_figures.figures.svg
+    monkeypatch.setattr(roofline_figures.figures, "svg", lambda plan, lang: plans.append(plan) or real(plan, lang))
+    mla = sorted((r for r in ops if r["op"] == "mla_decode"), key=lambda r: r["m"])
+    expect = [(r["m"], r["flops"] / r["bytes"], r["flops"] / r["median_s"]) for r in mla]
+    assert [b for b, _, _ in expect] == [1, 8, 32, 64, 128, 256, 512]
+    hw = yaml.safe_load((ROOT / "data" / "hardware" / "h100-sxm.yml").read_text())
+    spec_ridge = hw["peaks"]["bf16"]["dense_tflop_s"] * 1e12 / (hw["memory_bandwidth_gb_s"]["value"] * 1e9)
+    bf16 = next(m["flop_per_s"] for m in peaks["matmul"] if m["dtype"] == "bf16")
+    ceiling = max(
+        [_stream_bytes(r) / r["median_s"] for r in peaks["memory"]]
+        + [sum(r["bytes_detail"].values()) / r["median_s"] for r in ops if r["op"] in ("dram_copy", "dram_read")]
+    )
+    assert max(i for _, i, _ in expect) < spec_ridge
+    assert [b for b, i, _ in expect if i > bf16 / ceiling] == [512]
+    assert max(f / min(bf16, i * ceiling) for _, i, f in expect) < 0.5
+    for code in ("en", "zh"):
+        plans.clear()
+        fig = roofline_figures.measured_roofline(roofline, project.translator(code), {}).figures[0]
+        cols = fig.data[0]
+        rows = [dict(zip(cols, r)) for r in fig.data[1:] if str(r[0]).startswith("mla_decode")]
+        assert [r["m"] for r in rows] == [b for b, _, _ in expect]
+        for row, (_, intensity, rate) in zip(rows, expect):
+            assert row["intensity"] == pytest.approx(intensity, rel=1e-12)
+            assert row["achieved_flop_per_s"] == pytest.approx(rate, rel=1e-12)
+        (plan,) = plans
+        label = project.translator(code).gettext("Absorbed-MLA decode attention, measured")
+        (star,) = [s for s in plan.steps if s[1] == "scatter" and s[3].get("label") == label]
+        xs, ys = star[2]
+        assert list(xs) == pytest.approx([i for _, i, _ in expect], rel=1e-12)
+        assert list(ys) == pytest.approx([f * 1e-12 for _, _, f in expect], rel=1e-12)
+        assert star[3]["marker"] == "*"
+        text = prose.strip(fig.caption)
+        assert ("512" in text and "295.3" in text and "240.7" in text) if code == "en" else "512" in text
+        assert fig.caption.count(prose.CLAIM_CLOSE) == 2  # both sentences about the stars hold and are marked

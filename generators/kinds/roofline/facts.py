@@ -365,6 +365,7 @@ def _measured(result) -> dict[str, Quantity]:
         for r in c[c["name"] == "lm_head"].itertuples():
             out[f"measured.lm_head.{r.dtype}.m{r.m}.roof_error"] = Quantity(r.measured_roof_error, "fraction")
     out.update(_mla(result))
+    out.update(_mla_ridges(result))
     out.setdefault("measured.mla.points", Quantity(0, "count"))
     out.update(_fits(result))
     fp4 = result.bench.unsupported
@@ -526,6 +527,41 @@ def _mla(result) -> dict[str, Quantity]:
     if mla["measured_roof_error"].notna().any():
         out["measured.mla.roof_error_min"] = Quantity(mla["measured_roof_error"].min(), "fraction")
         out["measured.mla.roof_error_max"] = Quantity(mla["measured_roof_error"].max(), "fraction")
+    return out
+
+
+def _mla_ridges(result) -> dict[str, Quantity]:
+    """Where the MLA points sit against the measured GPU's BF16 ridge and DRAM ceiling (the
+    measured-roofline figure's caption): ``measured.mla.above_ridge.measured`` counts the
+    points right of the measured BF16 ridge, ``.from`` the smallest such batch;
+    ``measured.mla.intensity_rises``: 1 when the intensity rises with every larger batch;
+    ``measured.mla.bandwidth_max.of_dram``: the fastest point's bytes ÷ time over the ceiling;
+    ``measured.mla.roof_share_max``: the largest FLOPs ÷ time over the measured BF16 roof at the
+    point's intensity, min(peak, intensity × ceiling)."""
+    mla, limits, gpu = result.mla, result.limits, result.config.measured_gpu
+    ridge = limits.loc[
+        (limits["gpu"] == gpu) & (limits["source"] == "measured") & (limits["dtype"] == "bf16"), "ridge_flop_per_byte"
+    ]
+    if mla.empty or ridge.empty:
+        return {}
+    ordered = mla.sort_values("m")
+    above = ordered[ordered["intensity"] > float(ridge.iloc[0])]
+    out = {
+        "measured.mla.kv_len": Quantity(int(ordered["kv_len"].iloc[0]), "count"),
+        "measured.mla.batch_min": Quantity(int(ordered["m"].iloc[0]), "count"),
+        "measured.mla.batch_max": Quantity(int(ordered["m"].iloc[-1]), "count"),
+        "measured.mla.above_ridge.measured": Quantity(len(above), "count"),
+        "measured.mla.intensity_rises": Quantity(int(ordered["intensity"].diff().dropna().gt(0).all()), "count"),
+    }
+    if len(above):
+        out["measured.mla.above_ridge.measured.from"] = Quantity(int(above["m"].min()), "count")
+    roof = limits[(limits["gpu"] == gpu) & (limits["source"] == "measured") & (limits["dtype"] == "bf16")].iloc[0]
+    bandwidth, peak = float(roof["bandwidth_bytes_per_s"]), float(roof["peak_flop_per_s"])
+    attainable = (mla["intensity"] * bandwidth).clip(upper=peak)
+    out["measured.mla.bandwidth_max.of_dram"] = Quantity(
+        float(mla["achieved_bytes_per_s"].max()) / bandwidth, "fraction"
+    )
+    out["measured.mla.roof_share_max"] = Quantity(float((mla["achieved_flop_per_s"] / attainable).max()), "fraction")
     return out
 
 

@@ -16,7 +16,7 @@ from generators.analysis.roofline import roof_line
 from generators.kinds.roofline.render import labels as L
 from generators.kinds.roofline.render.tables import fact, gpus_of, model_of, tables_format
 from generators.pieces import Figure, fragment, key_of
-from generators.render import figures
+from generators.render import figures, prose
 from generators.render.i18n import N_, Translator
 
 DTYPE_COLORS = {"bf16": "#1f77b4", "fp8": "#ff7f0e", "fp4": "#2ca02c", "fp32": "#7f7f7f"}
@@ -152,73 +152,176 @@ def roofline(result, tr: Translator, options: dict) -> object:
     return fragment(Figure(key_of("roofline", model, *gpus), svg, alt, caption, data))
 
 
+MLA_STYLE = {"marker": "*", "color": "#9467bd", "s": 60}  # the absorbed-MLA benchmark: its own marker
+
+
 def measured_roofline(result, tr: Translator, options: dict) -> object:
-    c = result.compare
+    """The operator microbenchmarks (measured beside predicted) and the absorbed-MLA decode
+    benchmark (measured, stars: FLOPs ÷ fewest bytes, FLOPs ÷ median time) on the measured
+    GPU's roofs; a plan (``figures.svg`` keeps it by what it draws)."""
+    c, mla = result.compare, result.mla
     gpu = result.config.measured_gpu
     dtypes = list(dict.fromkeys(c["peak_dtype"]))
     ridges = result.limits.loc[
         (result.limits["gpu"] == gpu) & result.limits["dtype"].isin(dtypes), "ridge_flop_per_byte"
     ]
-    lo, hi = _log_range([*c["intensity"], *ridges])
-    with figures.style(tr.lang):
-        fig = figures.new_figure(7.5, 5.0)
-        ax = fig.add_subplot()
-        for source in ("spec", "measured"):
-            _roofs(ax, result.limits, gpu, dtypes, source, lo, hi, tr)
-        ax.vlines(
-            c["intensity"],
-            c["achieved_flop_per_s"] * TFLOP,
-            c["attainable_flop_per_s"] * TFLOP,
-            colors="#bbbbbb",
-            linewidth=0.6,
-            zorder=2,
-        )
-        for dtype in dtypes:
-            pts = c[c["peak_dtype"] == dtype]
-            label = _dtype_label(dtype, tr)
-            ax.scatter(
-                pts["intensity"],
-                pts["attainable_flop_per_s"] * TFLOP,
-                s=14,
-                color=DTYPE_COLORS[dtype],
-                zorder=3,
-                label=tr.gettext(N_("{dtype} predicted"), dtype=label),
-            )
-            ax.scatter(
-                pts["intensity"],
-                pts["achieved_flop_per_s"] * TFLOP,
-                s=18,
-                facecolors="none",
-                edgecolors=DTYPE_COLORS[dtype],
-                linewidths=0.9,
-                zorder=3,
-                label=tr.gettext(N_("{dtype} measured"), dtype=label),
-            )
-        ax.set_xscale("log")
-        ax.set_yscale("log")
-        ax.set_xlim(lo, hi)
-        ax.set_xlabel(tr.gettext(N_("Arithmetic intensity (FLOP/byte)")))
-        ax.set_ylabel(tr.gettext(N_("Throughput (TFLOP/s)")))
-        ax.set_title(
-            tr.gettext(N_("Measured operators on the {gpu} beside their predictions"), gpu=L.gpu_name(result, gpu, tr))
-        )
-        ax.legend(fontsize=7, loc="lower right", ncols=2)
-        svg = figures.to_svg(fig)
-    caption = tr.gettext(
-        N_(
-            "Each microbenchmark twice at the intensity of its shape: filled, the roofline's prediction; open, "
-            "FLOPs ÷ measured median time; a grey line joins the two. Solid roofs: specification; dashed: the "
-            "capture's DRAM ceiling ({dram}, {share} of the specification) with the measured matmul peaks."
-        ),
-        dram=fact(result, "measured.dram_bandwidth", tr),
-        share=fact(result, "measured.dram_bandwidth.of_spec", tr),
+    lo, hi = _log_range([*c["intensity"], *mla.get("intensity", []), *ridges])
+    plan = figures.Plan("measured-roofline", 7.5, 5.0, layout="constrained")
+    ax = plan.add_subplot()
+    for source in ("spec", "measured"):
+        _roofs(ax, result.limits, gpu, dtypes, source, lo, hi, tr)
+    ax.vlines(
+        c["intensity"],
+        c["achieved_flop_per_s"] * TFLOP,
+        c["attainable_flop_per_s"] * TFLOP,
+        colors="#bbbbbb",
+        linewidth=0.6,
+        zorder=2,
     )
+    for dtype in dtypes:
+        pts = c[c["peak_dtype"] == dtype]
+        label = _dtype_label(dtype, tr)
+        ax.scatter(
+            pts["intensity"],
+            pts["attainable_flop_per_s"] * TFLOP,
+            s=14,
+            color=DTYPE_COLORS[dtype],
+            zorder=3,
+            label=tr.gettext(N_("{dtype} predicted"), dtype=label),
+        )
+        ax.scatter(
+            pts["intensity"],
+            pts["achieved_flop_per_s"] * TFLOP,
+            s=18,
+            facecolors="none",
+            edgecolors=DTYPE_COLORS[dtype],
+            linewidths=0.9,
+            zorder=3,
+            label=tr.gettext(N_("{dtype} measured"), dtype=label),
+        )
+    if len(mla):
+        ax.scatter(
+            mla["intensity"],
+            mla["achieved_flop_per_s"] * TFLOP,
+            edgecolors="black",
+            linewidths=0.4,
+            zorder=4,
+            label=tr.gettext(N_("Absorbed-MLA decode attention, measured")),
+            **MLA_STYLE,
+        )
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlim(lo, hi)
+    ax.set_xlabel(tr.gettext(N_("Arithmetic intensity (FLOP/byte)")))
+    ax.set_ylabel(tr.gettext(N_("Throughput (TFLOP/s)")))
+    ax.set_title(
+        tr.gettext(N_("Measured operators on the {gpu} beside their predictions"), gpu=L.gpu_name(result, gpu, tr))
+    )
+    ax.legend(fontsize=7, loc="lower right", ncols=2)
+    svg = figures.svg(plan, tr.lang)
+    caption = prose.method_block(
+        tr.gettext(
+            N_(
+                "Each microbenchmark twice at the intensity of its shape: filled, the roofline's prediction; open, "
+                "FLOPs ÷ measured median time; a grey line joins the two. Solid roofs: specification; dashed: the "
+                "capture's DRAM ceiling ({dram}, {share} of the specification) with the measured matmul peaks."
+            ),
+            dram=fact(result, "measured.dram_bandwidth", tr),
+            share=fact(result, "measured.dram_bandwidth.of_spec", tr),
+        )
+    )
+    if len(mla):
+        caption = _sentences(caption, _mla_caption(result, gpu, tr))
     alt = tr.gettext(
         N_("Measured and predicted throughput of each microbenchmark on the {gpu}"), gpu=L.gpu_name(result, gpu, tr)
     )
     cols = ["name", "dtype", "m", "intensity", "attainable_flop_per_s", "achieved_flop_per_s"]
-    data = (tuple(cols),) + tuple(tuple(_plain(v) for v in r) for r in c[cols].itertuples(index=False))
-    return fragment(Figure("measured-roofline", svg, alt, caption, data))
+    rows = [tuple(_plain(v) for v in r) for r in c[cols].itertuples(index=False)]
+    rows += [
+        (
+            f"mla_decode_kv{_plain(r.kv_len)}",
+            "bf16",
+            _plain(r.m),
+            _plain(r.intensity),
+            None,
+            _plain(r.achieved_flop_per_s),
+        )
+        for r in mla.itertuples()
+    ]
+    return fragment(Figure("measured-roofline", svg, alt, caption, (tuple(cols), *rows)))
+
+
+def _mla_caption(result, gpu: str, tr: Translator) -> str:
+    """The MLA stars: what they are (method) and where they sit against the BF16 ridges and the
+    DRAM ceiling (claims on the facts; a sentence whose condition fails is left out)."""
+    f = result.facts
+    ridge, measured = f"ridge.{gpu}.bf16", f"ridge.{gpu}.bf16.measured"
+    what = prose.method(
+        tr.gettext(
+            N_(
+                "Stars: the absorbed-MLA decode attention at a KV length of {kv}, {n} batches from {lo} to {hi}, "
+                "at FLOPs ÷ fewest bytes and FLOPs ÷ measured median time."
+            ),
+            kv=fact(result, "measured.mla.kv_len", tr),
+            n=fact(result, "measured.mla.points", tr),
+            lo=fact(result, "measured.mla.batch_min", tr),
+            hi=fact(result, "measured.mla.batch_max", tr),
+        )
+    )
+    values = {
+        "ridge": fact(result, ridge, tr),
+        "measured": fact(result, measured, tr),
+        "imax": fact(result, "measured.mla.intensity_max", tr),
+        "n": fact(result, "measured.mla.points", tr),
+        "above": fact(result, "measured.mla.above_ridge.measured", tr),
+        "first": fact(result, "measured.mla.above_ridge.measured.from", tr),
+    }
+    side = prose.claimed(
+        tr,
+        N_(
+            "Every star's intensity (at most {imax}) is below the BF16 ridge, the specification's ({ridge}) and "
+            "the measured one ({measured})."
+        ),
+        f,
+        f"measured.mla.intensity_max < {ridge} and measured.mla.intensity_max < {measured}",
+        covers="quantifier comparison",
+        **values,
+    ) + prose.claimed(
+        tr,
+        N_(
+            "Every star's intensity (at most {imax}) is below the specification's BF16 ridge ({ridge}); only "
+            "from batch {first} up ({above} of {n}) is it just past the measured one ({measured})."
+        ),
+        f,
+        f"measured.mla.intensity_max < {ridge} and measured.mla.above_ridge.measured > 0 and "
+        f"measured.mla.intensity_rises == 1 and measured.mla.intensity_max < 1.05 * {measured}",
+        covers="quantifier comparison trend",
+        **values,
+    )
+    far = prose.claimed(
+        tr,
+        N_(
+            "All of them sit far below the measured roof, at most {roof} of it: their fewest bytes move at {low} "
+            "to {high}, at most {share} of the DRAM ceiling."
+        ),
+        f,
+        "measured.mla.roof_share_max < 0.5 and measured.mla.bandwidth_max.of_dram < 0.5",
+        covers="quantifier comparison",
+        roof=fact(result, "measured.mla.roof_share_max", tr),
+        low=fact(result, "measured.mla.bandwidth_min", tr),
+        high=fact(result, "measured.mla.bandwidth_max", tr),
+        share=fact(result, "measured.mla.bandwidth_max.of_dram", tr),
+    )
+    return _sentences(what, side, far)
+
+
+def _sentences(*parts: str) -> str:
+    """Marked sentences joined: a space after a sentence that ends in a Latin stop, none after
+    a full-width one (the marks are not looked at)."""
+    out = ""
+    for part in (p for p in parts if p):
+        out += part if not out or prose.strip(out)[-1:] in "。；！？" else " " + part
+    return out
 
 
 def errors(result, tr: Translator, options: dict) -> object:
