@@ -184,4 +184,4 @@ def test_the_measured_roofline_figure_draws_every_mla_batch_by_hand(roofline, op
         assert star[3]["marker"] == "*"
         text = prose.strip(fig.caption)
         assert ("512" in text and "295.3" in text and "240.7" in text) if code == "en" else "512" in text
-        assert fig.caption.count(prose.CLAIM_CLOSE) == 2  # both sentences about the stars hold and are marked
+        assert fig.caption.count(prose.CLAIM_CLOSE) == 3  # the three sentences about the stars hold and are marked
