@@ -260,16 +260,17 @@ def memory(result, tr: Translator, options: dict) -> object:
             tr.gettext(N_("Peak memory per cell against the GPU's memory, with the out-of-memory cell")),
             tr.gettext(
                 N_(
+                    "Solid: training step; dashed: inference; each peak is the cell's alone, in a fresh process "
+                    "of its own. The horizontal line is the GPU's memory ({memory}); the cross marks the cell that "
+                    "ran out of memory, at the memory process 1 had allocated plus the allocation that failed there."
+                )
+                if fresh
+                else N_(
                     "Solid: training step; dashed: inference. The horizontal line is the GPU's memory ({memory}); "
                     "the cross marks the cell that ran out of memory, at the memory it had allocated plus the "
                     "allocation that failed."
                 ),
                 memory=fact(result, "gpu.memory", tr, "gib"),
-            )
-            + (
-                " " + tr.gettext(N_("Each peak is the cell's alone, in a fresh process of its own (memory.jsonl)."))
-                if fresh
-                else ""
             ),
             tuple(data),
         )

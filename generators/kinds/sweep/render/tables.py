@@ -211,7 +211,7 @@ def memory(result, tr: Translator, options: dict) -> object:
     if fresh:
         text = N_(
             "Peak memory allocated by PyTorch (torch.cuda.max_memory_allocated) with each configuration "
-            "built and run alone in a fresh process of its own, over a few eager steps (memory.jsonl), "
+            "built and run alone in a fresh process of its own, over a few eager steps, "
             "against the {memory} the GPU reports."
         )
     else:
@@ -230,9 +230,9 @@ def memory_position(result, tr: Translator, options: dict) -> object:
     t = TableBuilder("memory_position", tr)
     _identity(t)
     if fresh:
-        t.col("fresh", N_("Peak, fresh process"), "gib")
-    t.col("p1", N_("Peak, process 1"), "gib").col("pos1", N_("Cells before it, process 1"), "count")
-    t.col("p2", N_("Peak, process 2"), "gib").col("pos2", N_("Cells before it, process 2"), "count")
+        t.col("fresh", N_("Peak, fresh process"), "gib2")
+    t.col("p1", N_("Peak, process 1"), "gib2").col("pos1", N_("Cells before it, process 1"), "count")
+    t.col("p2", N_("Peak, process 2"), "gib2").col("pos2", N_("Cells before it, process 2"), "count")
     if fresh:
         t.col("f1", N_("Process 1 ÷ fresh"), "count2").col("f2", N_("Process 2 ÷ fresh"), "count2")
     else:
@@ -251,16 +251,18 @@ def memory_position(result, tr: Translator, options: dict) -> object:
         ]
         row += [L.value(c["p1_fresh_factor"]), L.value(c["p2_fresh_factor"])] if fresh else [L.value(c["peak_factor"])]
         t.row(*row)
-    text = N_(
-        "Each process ran a few cells one after another; a cell's peak is measured after the cells before it "
-        "in the same process (0: the first in a fresh process)."
-    )
-    tail = (
-        N_("Fresh process: the cell built and run alone in a process of its own (memory.jsonl).")
-        if fresh
-        else N_("Larger ÷ smaller: the two processes' peaks.")
-    )
-    return fragment(t.build(), tr.gettext(text) + " " + tr.gettext(tail) + "\n")
+    if fresh:
+        text = N_(
+            "Each process ran a few cells one after another; a cell's peak is measured after the cells before it "
+            "in the same process (0: the first in a fresh process). Fresh process: the cell built and run alone "
+            "in a process of its own."
+        )
+    else:
+        text = N_(
+            "Each process ran a few cells one after another; a cell's peak is measured after the cells before it "
+            "in the same process (0: the first in a fresh process). Larger ÷ smaller: the two processes' peaks."
+        )
+    return fragment(t.build(), tr.gettext(text) + "\n")
 
 
 def dominant(result, tr: Translator, options: dict) -> object:
