@@ -14,7 +14,8 @@ Report commands, each writing one report folder with a new version under ``--out
 
 Internal commands, run in fresh processes by the ones above: decode-step (the workload ncu
 profiles), decode-time, sweep-cells (time the given cells in one process), sweep-trace (trace
-them), microbench-run, peaks-dram (the DRAM sweep of ``peaks``), sweep-diag (the experiment
+them), sweep-mem (each cell's peak memory in a fresh process of its own, sweep-mem-cell; no
+timing), microbench-run, peaks-dram (the DRAM sweep of ``peaks``), sweep-diag (the experiment
 behind the sweep's timing method, ``sweep.diagnose``) and sweep-probe (the experiment behind the first sweep's notes,
 ``probe.py``). ``--smoke`` runs the same code on the
 CPU with the tiny model and small settings.
@@ -29,6 +30,7 @@ import random
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 try:
@@ -376,6 +378,47 @@ def cmd_sweep_cells(args, settings, device) -> None:
     write_json(Path(args.json), got)
 
 
+def cmd_sweep_mem_cell(args, settings, device) -> None:
+    """One cell's peak memory in this (fresh) process (``sweep.memory_cell``), with the GPU's
+    name, the torch version and this process's command line."""
+    (cell,) = sweep.parse_cells(args.cells)
+    rec = sweep.memory_cell(cell[0], cell[1], settings["batch"], cell[2], device, steps=args.steps)
+    rec.update(
+        schema=sweep.MEMORY_SCHEMA,
+        gpu=torch.cuda.get_device_name(device) if device.type == "cuda" else meta.gpu_info(device)["name"],
+        torch=torch.__version__,
+        command=meta.command_line(),
+    )
+    write_json(Path(args.json), rec)
+
+
+def cmd_sweep_mem(args, settings, device) -> None:
+    """Every cell's peak memory, each cell in its own fresh process (``sweep-mem-cell``), no
+    timing; one JSON line per cell on stdout and in ``--json`` (JSON lines), in
+    ``sweep.memory_order`` or the ``--cells`` order. This process does not touch the GPU.
+    ``--budget-s``: no cell starts after that many seconds; the cells left get a line with
+    ``status: "not_run"``."""
+    order = sweep.memory_order(settings["sweep_sizes"], settings["seqs"])
+    cells = sweep.parse_cells(args.cells) if args.cells else order
+    began = time.monotonic()
+    with open(args.json, "w", encoding="utf-8") as out:
+        for size, seq, pass_ in cells:
+            if args.budget_s is not None and time.monotonic() - began > args.budget_s:
+                rec = {"size": size, "seq_len": seq, "pass": pass_, "batch": settings["batch"], "status": "not_run"}
+                rec.update(schema=sweep.MEMORY_SCHEMA, reason=f"the {args.budget_s:g} s budget was spent")
+            else:
+                commands: list[str] = []
+                cmd = internal("sweep-mem-cell", "--cells", sweep.cells_arg([(size, seq, pass_)]), smoke=args.smoke)
+                rec = run_json(cmd + ["--steps", str(args.steps)], commands)
+                if rec.get("status") == "failed":
+                    rec = {"size": size, "seq_len": seq, "pass": pass_, "batch": settings["batch"], **rec}
+                    rec.update(schema=sweep.MEMORY_SCHEMA, command=commands[-1])
+            line = json.dumps(rec, sort_keys=True)
+            print(line, flush=True)
+            out.write(line + "\n")
+            out.flush()
+
+
 def cmd_sweep_trace(args, settings, device) -> None:
     cells = sweep.parse_cells(args.cells)
     write_json(Path(args.json), sweep.trace_cells(cells, settings["batch"], device, Path(args.traces)))
@@ -505,6 +548,8 @@ INTERNAL = [
     "decode-time",
     "sweep-cells",
     "sweep-trace",
+    "sweep-mem",
+    "sweep-mem-cell",
     "sweep-diag",
     "microbench-run",
     "sweep-probe",
@@ -537,6 +582,8 @@ def main(argv=None) -> int:
     parser.add_argument("--cells", help="sweep-cells, sweep-trace, sweep-diag: size:seq:pass,...")
     parser.add_argument("--seed", type=int, help="sweep: the seed of the cell order (default: drawn and recorded)")
     parser.add_argument("--no-traces", action="store_true", help="sweep: time only (a repeat capture)")
+    parser.add_argument("--steps", type=int, default=sweep.MEMORY_STEPS, help="sweep-mem: steps per cell")
+    parser.add_argument("--budget-s", type=float, help="sweep-mem: start no cell after this many seconds")
     args = parser.parse_args(argv)
     device = pick_device(args.smoke)
     settings = SMOKE if args.smoke else FULL

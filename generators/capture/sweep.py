@@ -71,6 +71,7 @@ from generators.capture.common import (
     labelled,
     measure,
     oom_details,
+    sync,
     trace,
 )
 from generators.capture.model import SIZES, TransformerLM, count_params
@@ -254,6 +255,63 @@ def time_cell(
     rec["dispatch_us_after"] = dispatch_us(device)
     rec["state_after"] = gpu_state(device)
     return rec
+
+
+#: steps per cell of the fresh-process memory capture: the first training step creates
+#: AdamW's state, so the peak is reached by the second; the rest show that it stays there
+MEMORY_STEPS = 4
+MEMORY_SCHEMA = "profsite.sweep-memory/1"
+
+
+def memory_cell(size: str, seq: int, batch: int, pass_: str, device, steps: int = MEMORY_STEPS) -> dict:
+    """One configuration's peak memory alone in its process (``sweep-mem-cell``): the same
+    probes before it as :func:`time_cell` (GPU state, host dispatch probe), the peak reset,
+    the same :class:`Cell` built and ``steps`` of its eager ``step`` (each synchronised, as
+    ``common.measure`` does), no timing. ``peak_memory_bytes`` / ``peak_reserved_bytes``:
+    ``torch.cuda.max_memory_allocated`` / ``max_memory_reserved`` after the last step;
+    ``step_peak_memory_bytes``: the allocated peak after each step (cumulative);
+    ``allocated_before_bytes`` / ``reserved_before_bytes``: what the allocator held before the
+    cell was built. Out of memory is a result (``status: "oom"``, as in :func:`time_cell`)."""
+    rec = {"size": size, "seq_len": seq, "batch": batch, "pass": pass_, "tokens": batch * seq, "steps": steps}
+    cuda = device.type == "cuda"
+    gpu_state(device)
+    dispatch_us(device)
+    if cuda:
+        rec["allocated_before_bytes"] = torch.cuda.memory_allocated(device)
+        rec["reserved_before_bytes"] = torch.cuda.memory_reserved(device)
+        rec["total_memory_bytes"] = torch.cuda.get_device_properties(device).total_memory
+    phase = "build"
+    _reset_peak(device)
+    try:
+        with Cell(size, seq, batch, pass_, device) as cell:
+            rec["params"] = count_params(cell.model)
+            phase = "steps"
+            peaks = []
+            for _ in range(steps):
+                sync(device)
+                cell.step()
+                sync(device)
+                if cuda:
+                    peaks.append(torch.cuda.max_memory_allocated(device))
+            if cuda:
+                rec["step_peak_memory_bytes"] = peaks
+                rec["peak_memory_bytes"] = torch.cuda.max_memory_allocated(device)
+                rec["peak_reserved_bytes"] = torch.cuda.max_memory_reserved(device)
+                rec["headroom_bytes"] = rec["total_memory_bytes"] - rec["peak_reserved_bytes"]
+        rec["status"] = "ok"
+    except torch.OutOfMemoryError as exc:
+        rec["status"] = "oom"
+        rec["oom_phase"] = phase
+        for key, value in oom_details(exc, device).items():
+            rec[key if key == "error" else "oom_" + key] = value
+        free_memory(device)
+    return rec
+
+
+def memory_order(sizes: list[str], seqs: list[int]) -> list[tuple[str, int, str]]:
+    """The memory capture's order: by length, shortest first, every size and pass at a length
+    before the next length, so a capture cut short by its time budget leaves whole lengths."""
+    return [(size, seq, pass_) for seq in seqs for size in sizes for pass_ in PASSES]
 
 
 def trace_cell(size: str, seq: int, batch: int, pass_: str, device, path: Path) -> dict:

@@ -322,6 +322,64 @@ def read_repeat(path: Path):
     return pd.DataFrame(rows, columns=columns)
 
 
+class MemoryLine(msgspec.Struct, frozen=True):
+    size: str
+    seq_len: int
+    status: str
+    pass_: str = msgspec.field(name="pass")
+    schema: str = ""
+    steps: int | None = None
+    peak_memory_bytes: int | None = None
+    peak_reserved_bytes: int | None = None
+    total_memory_bytes: int | None = None
+    oom_requested_bytes: int | None = None
+    oom_peak_allocated_bytes: int | None = None
+    gpu: str | None = None
+    torch: str | None = None
+    command: str | None = None
+
+
+MEMORY_SCHEMA = "profsite.sweep-memory/1"
+#: a fresh-process memory line's status: ``not_run`` when the capture's time budget was spent
+MEMORY_STATUSES = (*STATUSES, "not_run")
+MEMORY_COLUMNS = [
+    "size", "seq_len", "pass", "status", "steps", "peak_memory_bytes", "peak_reserved_bytes",
+    "total_memory_bytes", "oom_requested_bytes", "oom_peak_allocated_bytes", "gpu", "torch", "command",
+]  # fmt: skip
+
+
+def read_memory(path: Path):
+    """A fresh-process memory capture (``memory.jsonl``, ``capture sweep-mem``): one JSON line
+    per cell (``profsite.sweep-memory/1``), each cell built and stepped alone in a process of
+    its own. A DataFrame of :data:`MEMORY_COLUMNS`, one row per cell: ``status`` (``ok``,
+    ``oom``, ``failed``, ``not_run``), ``steps`` (eager steps run), ``peak_memory_bytes`` /
+    ``peak_reserved_bytes`` (``torch.cuda.max_memory_allocated`` / ``max_memory_reserved``
+    after the peak reset and the steps; bytes; absent from a CPU smoke run), ``total_memory_bytes`` (the GPU's), for an
+    out-of-memory cell ``oom_requested_bytes`` (the allocation that failed) and
+    ``oom_peak_allocated_bytes``; ``gpu`` (its name), ``torch`` (version) and ``command``
+    (the cell's process). A cell given twice is an error."""
+    import pandas as pd
+
+    rows, seen = [], set()
+    for i, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            r = msgspec.json.decode(line, type=MemoryLine)
+        except msgspec.DecodeError as exc:
+            raise UserError(path, f"line {i}: {exc}") from None
+        if r.schema != MEMORY_SCHEMA:
+            raise UserError(path, f"line {i}: schema {r.schema!r} is not {MEMORY_SCHEMA!r}")
+        if r.pass_ not in PASSES or r.status not in MEMORY_STATUSES:
+            raise UserError(path, f"line {i}: pass {r.pass_!r} or status {r.status!r} is not one sweep-mem writes")
+        key = (r.size, r.seq_len, r.pass_)
+        if key in seen:
+            raise UserError(path, f"line {i}: {r.size} {r.seq_len} {r.pass_} is given twice")
+        seen.add(key)
+        rows.append({c: getattr(r, "pass_" if c == "pass" else c) for c in MEMORY_COLUMNS})
+    return pd.DataFrame(rows, columns=MEMORY_COLUMNS)
+
+
 class DiagRecord(msgspec.Struct, frozen=True):
     size: str
     seq_len: int

@@ -59,6 +59,7 @@ UNITS: dict[str, DisplayUnit] = {
     "mib": DisplayUnit("bytes", 2**-20, 0, N_("{value} MiB"), N_("MiB")),
     "mib1": DisplayUnit("bytes", 2**-20, 1, N_("{value} MiB"), N_("MiB")),
     "gib": DisplayUnit("bytes", 2**-30, 1, N_("{value} GiB"), N_("GiB")),
+    "gib2": DisplayUnit("bytes", 2**-30, 2, N_("{value} GiB"), N_("GiB")),
     "tokens_per_s": DisplayUnit("tokens_per_s", 1, 0, N_("{value} tokens/s"), N_("tokens/s")),
 }
 

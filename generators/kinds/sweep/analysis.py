@@ -30,6 +30,7 @@ Pure: tables and per-trace summaries in, tables out.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -222,7 +223,50 @@ def _slopes(cells: pd.DataFrame, sizes: pd.DataFrame):
 PAIRED = (
     "status", "timing", "peak_memory_bytes", "memory_share", "gemm_fraction", "trace_status",
     "p2_peak_memory_bytes", "peak_factor", "p1_position", "p2_position",
+    "fresh_status", "fresh_peak_memory_bytes", "fresh_memory_share",
 )  # fmt: skip
+#: columns :func:`with_fresh` adds (NaN / None without a fresh-process memory capture)
+FRESH_COLUMNS = (
+    "fresh_status", "fresh_peak_memory_bytes", "fresh_peak_reserved_bytes", "fresh_memory_share",
+    "p1_fresh_factor", "p2_fresh_factor", "fresh_oom_requested_bytes", "fresh_oom_allocated_bytes",
+)  # fmt: skip
+
+
+def with_fresh(cells: pd.DataFrame, fresh: pd.DataFrame | None, gpu_memory: int) -> pd.DataFrame:
+    """The cells with the fresh-process memory capture (``sweep_results.read_memory``) beside
+    them: ``fresh_status``, ``fresh_peak_memory_bytes``, ``fresh_peak_reserved_bytes``,
+    ``fresh_memory_share`` (÷ the GPU's memory) and ``p1_fresh_factor`` / ``p2_fresh_factor``
+    (process 1's / process 2's in-process peak ÷ the fresh one, where both ran); for a cell out
+    of memory in its fresh process ``fresh_oom_requested_bytes`` (the allocation that failed) and
+    ``fresh_oom_allocated_bytes`` (the allocator's peak before it). A fresh line
+    for a cell the sweep does not have is an error (raised by the caller's ``about``)."""
+    out = cells.copy()
+    for column in FRESH_COLUMNS:
+        out[column] = None if column == "fresh_status" else math.nan
+    if fresh is None or fresh.empty:
+        return out
+    index = {(r["size"], int(r["seq_len"]), r["pass"]): i for i, r in enumerate(out.to_dict("records"))}
+    for r in fresh.to_dict("records"):
+        key = (r["size"], int(r["seq_len"]), r["pass"])
+        if key not in index:
+            raise ValueError(f"memory capture: {key[0]} {key[1]} {key[2]} is not a cell of the sweep")
+        i = index[key]
+        out.at[i, "fresh_status"] = r["status"]
+        if r["status"] == "oom":
+            for column, source in (("requested", "oom_requested_bytes"), ("allocated", "oom_peak_allocated_bytes")):
+                if r[source] is not None and not pd.isna(r[source]):
+                    out.at[i, f"fresh_oom_{column}_bytes"] = float(r[source])
+        if r["status"] != "ok" or r["peak_memory_bytes"] is None or pd.isna(r["peak_memory_bytes"]):
+            continue
+        peak = float(r["peak_memory_bytes"])
+        out.at[i, "fresh_peak_memory_bytes"] = peak
+        out.at[i, "fresh_peak_reserved_bytes"] = float(r["peak_reserved_bytes"])
+        out.at[i, "fresh_memory_share"] = peak / gpu_memory
+        for n, column in ((1, "peak_memory_bytes"), (2, "p2_peak_memory_bytes")):
+            inside = out.at[i, column]
+            if out.at[i, "status"] == "ok" and inside is not None and not pd.isna(inside) and peak > 0:
+                out.at[i, f"p{n}_fresh_factor"] = float(inside) / peak
+    return out
 
 
 def _by_size_seq(cells: pd.DataFrame) -> pd.DataFrame:
@@ -248,7 +292,10 @@ def _best(cells: pd.DataFrame) -> dict[str, str]:
     return out
 
 
-def analyse(results, meta_sizes: dict, summaries: dict, rules, config, peak: float, gpu_memory: int) -> SweepAnalysis:
+def analyse(
+    results, meta_sizes: dict, summaries: dict, rules, config, peak: float, gpu_memory: int, fresh=None
+) -> SweepAnalysis:
+    """``fresh``: the fresh-process memory capture's rows (optional; :func:`with_fresh`)."""
     sizes = size_table(meta_sizes, results)
     traced = {k: s for k, s in summaries.items() if isinstance(s, TraceSummary)}
     every_name = list(dict.fromkeys(n for s in traced.values() for n in s.names))
@@ -259,6 +306,7 @@ def analyse(results, meta_sizes: dict, summaries: dict, rules, config, peak: flo
     table = table.sort_values(
         ["size", "seq_len", "pass"], key=lambda col: col.map(order) if col.name == "size" else col, kind="stable"
     ).reset_index(drop=True)
+    table = with_fresh(table, fresh, gpu_memory)
     dominant = _dominant(table, traced, categories)
     non_gemm, included = _non_gemm(table, traced, categories, config.top_non_gemm)
     by_cell = _non_gemm_by_cell(table, traced, categories, config.top_non_gemm)

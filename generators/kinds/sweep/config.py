@@ -10,6 +10,7 @@ Written by ``python -m generators new-report --kind sweep``; edit it by hand::
     results: results.json        # the capture's results, relative to the version folder
     repeat: repeat.jsonl         # optional: a second run of the same capture command (per-cell lines)
     diagnosis: diagnosis.json    # optional: the BF16-weights test of the capture's sweep-diag
+    memory: memory.jsonl         # optional: each cell's peak memory alone in a fresh process (sweep-mem)
     top_non_gemm: 5              # non-GEMM kernels listed per sequence length
     stability:                   # when a cell's time is a GPU measurement (see analysis.py)
       min_busy_share: 0.85       # kernel time of the traced step ÷ step time at least this
@@ -46,6 +47,7 @@ class Config(ReportBase, tag="sweep"):
     results: str = "results.json"
     repeat: str = "repeat.jsonl"  # optional: a second capture's per-cell lines, compared with this one
     diagnosis: str = "diagnosis.json"  # optional: the BF16-weights test (capture sweep-diag)
+    memory: str = "memory.jsonl"  # optional: per-cell peak memory in fresh processes (capture sweep-mem)
     top_non_gemm: int = 5
     stability: Stability = Stability()
     softmax_ops_per_element: float = 5.0
@@ -53,6 +55,7 @@ class Config(ReportBase, tag="sweep"):
     def __post_init__(self) -> None:
         relative_file("results", self.results)
         relative_file("diagnosis", self.diagnosis)
+        relative_file("memory", self.memory)
         if self.top_non_gemm < 1:
             raise ValueError(f"top_non_gemm: must be at least 1, got {self.top_non_gemm}")
         if not self.softmax_ops_per_element > 0:

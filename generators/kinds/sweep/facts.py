@@ -63,7 +63,10 @@ memory; ``.train`` of them training steps; per cell ``graph_oom`` where a replay
 ``mfu.<pass>.*`` (GPU time), ``eager_mfu.<timing>.*``, ``tokens_per_s.*``; ``warmup.processes``,
 ``warmup.<steady|cap_steps|cap_time|capped>`` (and ``.steps.*``), ``warmup.first_slower``,
 ``first_ratio.*``, ``warmup.max_steps`` / ``max_time`` / ``window`` (the rule); ``memory.*``
-(positions, the two processes' peaks); ``diag.*`` (the BF16-weights test); per length
+(positions, the two processes' peaks; ``memory.fresh.*`` and per cell ``fresh_peak_memory``,
+``fresh_peak_reserved``, ``fresh_memory_share``, ``fresh_factor1`` / ``fresh_factor2``,
+``fresh_oom`` (and ``fresh_oom_requested`` / ``fresh_oom_allocated``): the fresh-process
+capture, :func:`_fresh`); ``diag.*`` (the BF16-weights test); per length
 ``ran.seq.<n>`` and ``<timing>.seq.<n>``; trends ``optimizer.length_factor.*``,
 ``optimizer_share.falling_sizes``, ``attention_share.rising_sizes``,
 ``kernels.inference.length_varying``, ``mfu_kernel.rising_with_size``; ``gpu_state.readings`` /
@@ -119,6 +122,13 @@ CELL_FACTS = {
     "fb_gemm_fraction": ("gemm_fb", "fraction"),
     "optimizer_share": ("optimizer_share", "fraction"),
     "p2_peak_memory_bytes": ("peak_memory2", "bytes"),
+    "fresh_peak_memory_bytes": ("fresh_peak_memory", "bytes"),
+    "fresh_peak_reserved_bytes": ("fresh_peak_reserved", "bytes"),
+    "fresh_memory_share": ("fresh_memory_share", "fraction"),
+    "p1_fresh_factor": ("fresh_factor1", "count"),
+    "p2_fresh_factor": ("fresh_factor2", "count"),
+    "fresh_oom_requested_bytes": ("fresh_oom_requested", "bytes"),
+    "fresh_oom_allocated_bytes": ("fresh_oom_allocated", "bytes"),
     "peak_factor": ("peak_factor", "count"),
     "p1_first_ns": ("first", "ns"),
     "p2_first_ns": ("first2", "ns"),
@@ -331,6 +341,49 @@ def _memory(a) -> dict[str, Quantity]:
         "memory.after_others": _count((ran["p1_position"] > 0).sum()),
     }
     _range(out, "memory.peak_factor", both["peak_factor"], "count")
+    out.update(_fresh(a))
+    return out
+
+
+def _fresh(a) -> dict[str, Quantity]:
+    """The fresh-process memory capture against the in-process peaks (absent without it).
+    ``memory.fresh.cells`` (lines), ``.ok`` / ``.oom`` / ``.not_run``, per cell ``fresh_oom``;
+    over every (cell, timing process) where both ran: ``memory.fresh.runs``, ``.first_runs`` /
+    ``.later_runs`` (the cell first in its process / after other cells), ``.first_equal``
+    (first, and its peak equal to the fresh one to the byte), ``.later_above`` (after others,
+    and above the fresh peak), ``.below`` (below it), ``.differ`` (above it by more than
+    ``memory.differ_threshold``), ``.differ1`` (of them in process 1); ``memory.fresh.factor.*``
+    (in-process ÷ fresh) and ``memory.fresh.excess.*`` (in-process − fresh, bytes) over those
+    runs; ``.differ_inference`` (of the differing runs, inference forward passes)."""
+    c = a.cells
+    have = c[c["fresh_status"].notna()]
+    if have.empty:
+        return {}
+    out = {"memory.fresh.cells": _count(len(have))}
+    for status in ("ok", "oom", "not_run"):
+        out[f"memory.fresh.{status}"] = _count((have["fresh_status"] == status).sum())
+    for r in have.to_dict("records"):
+        out[f"cell.{r['key']}.fresh_oom"] = _count(r["fresh_status"] == "oom")
+    runs = []
+    for r in have[(have["status"] == "ok") & (have["fresh_status"] == "ok")].to_dict("records"):
+        for n, column in ((1, "peak_memory_bytes"), (2, "p2_peak_memory_bytes")):
+            inside, position = r[column], r[f"p{n}_position"]
+            if _finite(inside) and _finite(position):
+                runs.append((n, int(position), int(inside), int(r["fresh_peak_memory_bytes"]), r["pass"]))
+    first = [x for x in runs if x[1] == 0]
+    later = [x for x in runs if x[1] > 0]
+    differ = [x for x in runs if x[2] > x[3] * (1 + MEMORY_DIFFER)]
+    out["memory.fresh.runs"] = _count(len(runs))
+    out["memory.fresh.first_runs"] = _count(len(first))
+    out["memory.fresh.later_runs"] = _count(len(later))
+    out["memory.fresh.first_equal"] = _count(sum(x[2] == x[3] for x in first))
+    out["memory.fresh.later_above"] = _count(sum(x[2] > x[3] for x in later))
+    out["memory.fresh.below"] = _count(sum(x[2] < x[3] for x in runs))
+    out["memory.fresh.differ"] = _count(len(differ))
+    out["memory.fresh.differ1"] = _count(sum(x[0] == 1 for x in differ))
+    out["memory.fresh.differ_inference"] = _count(sum(x[4] == "inference" for x in differ))
+    _range(out, "memory.fresh.factor", [x[2] / x[3] for x in runs if x[3] > 0], "count")
+    _range(out, "memory.fresh.excess", [x[2] - x[3] for x in runs], "bytes")
     return out
 
 

@@ -101,7 +101,7 @@ def inputs(cat: Catalog, options: dict[str, str]) -> list[Path]:
     ref, config = report_model.ref_and_config(cat, options, Config)
     peaks_ref = _peaks_ref(cat, ref, config)
     paths = [cat.config_path(ref.report), cat.rules_path, cat.file(ref, config.results), cat.file(ref, layout.META)]
-    paths += [cat.file(ref, config.repeat), cat.file(ref, config.diagnosis)]
+    paths += [cat.file(ref, config.repeat), cat.file(ref, config.diagnosis), cat.file(ref, config.memory)]
     paths += [cat.file(peaks_ref, layout.PEAKS), cat.file(peaks_ref, layout.META)]
     return [p for p in paths if p.is_file()] + trace_files(cat, options)
 
@@ -131,6 +131,21 @@ def _peak(cat: Catalog, ref: ReportRef, config: Config, gpu_name: str) -> PeakUs
     )
 
 
+def _fresh_memory(path: Path, results, gpu_name: str):
+    """The fresh-process memory capture (optional): its rows, checked against the sweep's
+    cells and GPU; None without the file."""
+    if not path.is_file():
+        return None
+    fresh = sweep_results.read_memory(path)
+    cells = {(r["size"], int(r["seq_len"]), r["pass"]) for r in results.to_dict("records")}
+    for r in fresh.to_dict("records"):
+        if (r["size"], int(r["seq_len"]), r["pass"]) not in cells:
+            raise UserError(path, f"{r['size']} {r['seq_len']} {r['pass']} is not a cell of the sweep")
+        if r["gpu"] is not None and r["gpu"] != gpu_name:
+            raise UserError(path, f"ran on {r['gpu']!r}, the sweep on {gpu_name!r}")
+    return fresh
+
+
 def assemble(cat: Catalog, ref: ReportRef, config: Config, summaries: dict, rules_path: Path | None = None) -> Sweep:
     """The report from its files and the trace summaries (cell key -> summary; absent: no file).
     ``rules_path``: naming rules other than the catalog's (the CLI on a capture folder)."""
@@ -148,8 +163,9 @@ def assemble(cat: Catalog, ref: ReportRef, config: Config, summaries: dict, rule
     peak = _peak(cat, ref, config, meta.gpu.name)
     rules_path = rules_path or cat.rules_path
     rules = kernel_rules.read(rules_path, cat.languages)
+    fresh = _fresh_memory(cat.file(ref, config.memory), results, meta.gpu.name)
     with about(results_path):
-        result = analysis.analyse(results, meta.model, summaries, rules, config, peak.flop_per_s, memory)
+        result = analysis.analyse(results, meta.model, summaries, rules, config, peak.flop_per_s, memory, fresh)
     repeat_path = cat.file(ref, config.repeat)
     if repeat_path.is_file():  # a second capture of the same command: its agreement with this one
         from generators.kinds.sweep.monotonic import repeat_agreement, repeat_cells

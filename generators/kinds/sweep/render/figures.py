@@ -209,7 +209,9 @@ def heatmap(result, tr: Translator, options: dict) -> object:
 def memory(result, tr: Translator, options: dict) -> object:
     a, colors = result.analysis, _colors(result)
     gib = 2.0**30
-    data = [("size", "pass", "seq_len", "peak_memory_bytes", "status")]
+    fresh = bool(a.cells["fresh_status"].notna().any())  # the fresh-process capture where there is one
+    peak = "fresh_peak_memory_bytes" if fresh else "peak_memory_bytes"
+    data = [("size", "pass", "seq_len", peak, "status")]
     with figures.style(tr.lang):
         fig = figures.new_figure(8.5, 4.0)
         ax = fig.add_subplot()
@@ -220,16 +222,13 @@ def memory(result, tr: Translator, options: dict) -> object:
                 label = f"{size}, {L.pass_label(pass_, tr)}"
                 ax.plot(
                     ran["seq_len"],
-                    ran["peak_memory_bytes"] / gib,
+                    ran[peak] / gib,
                     style + "o",
                     color=colors[size],
                     markersize=4,
                     label=label,
                 )
-                data += [
-                    (size, pass_, int(r["seq_len"]), L.value(r["peak_memory_bytes"]), r["status"])
-                    for r in g.to_dict("records")
-                ]
+                data += [(size, pass_, int(r["seq_len"]), L.value(r[peak]), r["status"]) for r in g.to_dict("records")]
                 for r in g[g["status"] == "oom"].to_dict("records"):
                     asked = r["oom_asked_bytes"]
                     if L.missing(asked):
@@ -261,6 +260,12 @@ def memory(result, tr: Translator, options: dict) -> object:
             tr.gettext(N_("Peak memory per cell against the GPU's memory, with the out-of-memory cell")),
             tr.gettext(
                 N_(
+                    "Solid: training step; dashed: inference; each peak is the cell's alone, in a fresh process "
+                    "of its own. The horizontal line is the GPU's memory ({memory}); the cross marks the cell that "
+                    "ran out of memory, at the memory process 1 had allocated plus the allocation that failed there."
+                )
+                if fresh
+                else N_(
                     "Solid: training step; dashed: inference. The horizontal line is the GPU's memory ({memory}); "
                     "the cross marks the cell that ran out of memory, at the memory it had allocated plus the "
                     "allocation that failed."

@@ -178,7 +178,16 @@ def mfu(result, tr: Translator, options: dict) -> object:
     return fragment(t.build(), note + "\n")
 
 
+def _fresh(result) -> bool:
+    """Whether the report has a fresh-process memory capture (``memory.jsonl``)."""
+    return bool(result.analysis.cells["fresh_status"].notna().any())
+
+
 def memory(result, tr: Translator, options: dict) -> object:
+    """Peak memory per cell: the fresh-process capture's where the report has one, else
+    process 1's."""
+    fresh = _fresh(result)
+    peak, share = ("fresh_peak_memory_bytes", "fresh_memory_share") if fresh else ("peak_memory_bytes", "memory_share")
     t = TableBuilder("memory", tr)
     _identity(t, with_pass=False)
     t.col("inference", N_("Inference, peak"), "gib").col("inference_share", N_("Of GPU memory"), "percent")
@@ -193,50 +202,67 @@ def memory(result, tr: Translator, options: dict) -> object:
             key_of(r["size"], r["seq_len"]),
             r["size"],
             r["seq_len"],
-            L.value(r["inference.peak_memory_bytes"]),
-            L.value(r["inference.memory_share"]),
-            L.value(r["train.peak_memory_bytes"]),
-            L.value(r["train.memory_share"]),
+            L.value(r[f"inference.{peak}"]),
+            L.value(r[f"inference.{share}"]),
+            L.value(r[f"train.{peak}"]),
+            L.value(r[f"train.{share}"]),
             tr.gettext(N_("; ")).join(notes) or None,
         )
-    note = tr.gettext(
-        N_(
+    if fresh:
+        text = N_(
+            "Peak memory allocated by PyTorch (torch.cuda.max_memory_allocated) with each configuration "
+            "built and run alone in a fresh process of its own, over a few eager steps, "
+            "against the {memory} the GPU reports."
+        )
+    else:
+        text = N_(
             "Peak memory allocated by PyTorch over the warm-up and timed steps of process 1 "
             "(torch.cuda.max_memory_allocated), against the {memory} the GPU reports."
-        ),
-        memory=fact(result, "gpu.memory", tr, "gib"),
-    )
+        )
+    note = tr.gettext(text, memory=fact(result, "gpu.memory", tr, "gib"))
     return fragment(t.build(), note + "\n")
 
 
 def memory_position(result, tr: Translator, options: dict) -> object:
-    """Per cell that ran: both processes' peak memory, where the cell ran in each process."""
+    """Per cell that ran: both processes' peak memory, where the cell ran in each process,
+    and, with a fresh-process capture, the cell's peak alone in a fresh process."""
+    fresh = _fresh(result)
     t = TableBuilder("memory_position", tr)
     _identity(t)
-    t.col("p1", N_("Peak, process 1"), "gib").col("pos1", N_("Cells before it, process 1"), "count")
-    t.col("p2", N_("Peak, process 2"), "gib").col("pos2", N_("Cells before it, process 2"), "count")
-    t.col("factor", N_("Larger ÷ smaller"), "count2")
+    if fresh:
+        t.col("fresh", N_("Peak, fresh process"), "gib2")
+    t.col("p1", N_("Peak, process 1"), "gib2").col("pos1", N_("Cells before it, process 1"), "count")
+    t.col("p2", N_("Peak, process 2"), "gib2").col("pos2", N_("Cells before it, process 2"), "count")
+    if fresh:
+        t.col("f1", N_("Process 1 ÷ fresh"), "count2").col("f2", N_("Process 2 ÷ fresh"), "count2")
+    else:
+        t.col("factor", N_("Larger ÷ smaller"), "count2")
     for c in _records(result):
         if c["status"] != "ok":
             continue
-        t.row(
-            key_of(c["key"]),
-            c["size"],
-            c["seq_len"],
-            L.pass_label(c["pass"], tr),
+        row = [key_of(c["key"]), c["size"], c["seq_len"], L.pass_label(c["pass"], tr)]
+        if fresh:
+            row.append(L.value(c["fresh_peak_memory_bytes"]))
+        row += [
             L.value(c["peak_memory_bytes"]),
             L.value(c["p1_position"]),
             L.value(c["p2_peak_memory_bytes"]),
             L.value(c["p2_position"]),
-            L.value(c["peak_factor"]),
+        ]
+        row += [L.value(c["p1_fresh_factor"]), L.value(c["p2_fresh_factor"])] if fresh else [L.value(c["peak_factor"])]
+        t.row(*row)
+    if fresh:
+        text = N_(
+            "Each process ran a few cells one after another; a cell's peak is measured after the cells before it "
+            "in the same process (0: the first in a fresh process). Fresh process: the cell built and run alone "
+            "in a process of its own."
         )
-    note = tr.gettext(
-        N_(
+    else:
+        text = N_(
             "Each process ran a few cells one after another; a cell's peak is measured after the cells before it "
             "in the same process (0: the first in a fresh process). Larger ÷ smaller: the two processes' peaks."
         )
-    )
-    return fragment(t.build(), note + "\n")
+    return fragment(t.build(), tr.gettext(text) + "\n")
 
 
 def dominant(result, tr: Translator, options: dict) -> object:
