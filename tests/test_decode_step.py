@@ -105,7 +105,9 @@ def test_launch_calls_overlapping_the_profiler_s_overhead_are_set_apart(variant,
     assert fact(version, f"{variant}.host.launch_call.overlapping.calls") == len(other)
     assert fact(version, f"{variant}.host.launch_call.clean") == pytest.approx(statistics.median(clean))
     assert fact(version, f"{variant}.host.launch_call.clean.max") == pytest.approx(max(clean))
-    if raw.graph(version):  # the slow replays are the ones the profiler's buffers held up
+    if raw.graph(version) and fact(version, f"{variant}.decode.behind") == 0:
+        # the GPU set the pace: the slow replays are the ones the profiler's buffers held up (v4's
+        # written-out run, where the host fell behind once, has clean calls as slow as the others)
         assert max(other) > 2 * statistics.median(clean)
 
 
