@@ -106,7 +106,7 @@ def overview(result, tr: Translator, options: dict) -> object:
                 tr,
                 N_(
                     "Weight-streaming GEMM/GEMV call sites: {bw} of DRAM bandwidth over the trace's durations "
-                    "({of_copy} of the measured copy bandwidth); {bw_ncu} over Nsight Compute's."
+                    "({of_copy} of the measured DRAM ceiling); {bw_ncu} over Nsight Compute's."
                 ),
                 bw=f("gemm.bandwidth", "tb_per_s"),
                 of_copy=f("gemm.bandwidth.of_copy"),
