@@ -182,8 +182,8 @@ def ridge(result, tr: Translator, options: dict) -> object:
     note = tr.gettext(
         N_(
             "Ridge point = peak ÷ memory bandwidth. Bandwidth: {spec} from the {gpu} specification, {measured} "
-            "measured (the DRAM ceiling: the fastest measured memory stream). The classification's roofline "
-            "check uses the {source} ridge points."
+            "measured (the peaks capture's DRAM ceiling). The classification's roofline check uses the "
+            "{source} ridge points."
         ),
         spec=fact(result, "bandwidth.spec", tr, "tb_per_s"),
         measured=fact(result, "bandwidth.measured", tr, "tb_per_s"),
