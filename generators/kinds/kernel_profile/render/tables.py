@@ -260,7 +260,8 @@ def launched_by(result, vp, name: str, tr: Translator) -> str:
         label = tr.pick(result.part_labels[row["part"]]) if row["part"] else ""
         # full-width parentheses in Chinese text (check-typography)
         part = ("（" + label + "）" if tr.language.startswith("zh") else f" ({label})") if label else ""
-        out.append(f"{op}{caller}{part} {tr.percent(row['time_share'], 0)}")
+        gap = "" if part.startswith("（") else " "  # no space beside full-width punctuation
+        out.append(f"{op}{caller}{part}{gap}{tr.percent(row['time_share'], 0)}")
     return "; ".join(out) if out else L.DASH
 
 
