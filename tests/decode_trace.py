@@ -243,7 +243,10 @@ def meta(version: str) -> dict:
 
 @cache
 def peaks() -> dict:
-    return json.loads((ROOT / "data" / "reports" / "peaks-h100-80gb-hbm3" / "v1" / "peaks.json").read_text())
+    """The peaks.json the report names (report.yml ``measured_peaks``: ``<report>/<version>``)."""
+    config = yaml.safe_load((REPORT / "report.yml").read_text(encoding="utf-8"))
+    report, version = config["measured_peaks"].split("/")
+    return json.loads((ROOT / "data" / "reports" / report / version / "peaks.json").read_text())
 
 
 def timing(version: str) -> dict:

@@ -17,7 +17,7 @@ files (json with Decimal, csv; ``tests/decode_trace.py``):
   than ``call_sites.MIXED_BYTES``) gets no bytes;
 * the graph's memory-copy node ``memcpy32_post`` has a naming rule;
 * the headroom left once the host is out of the way: kernel time against the weight-streaming
-  GEMVs' bytes at the measured copy bandwidth.
+  GEMVs' bytes at the measured DRAM ceiling.
 """
 
 from __future__ import annotations
@@ -336,7 +336,7 @@ def test_the_graph_memcpy_node_has_a_naming_rule(version):
 @pytest.mark.parametrize("version", raw.VERSIONS)
 def test_headroom_left_against_the_weight_streaming_floor(version):
     """Kernel time per step against the weight-streaming GEMVs' Nsight Compute bytes at the
-    measured copy bandwidth: Σ (median bytes × trace launches) per (nvjet kernel, grid)."""
+    measured DRAM ceiling: Σ (median bytes × trace launches) per (nvjet kernel, grid)."""
     by_config = defaultdict(list)
     for r in raw.ncu_rows("fused", version):
         if r["Kernel Name"].startswith("nvjet"):

@@ -86,8 +86,9 @@ def test_the_decode_step_is_measured_only_where_the_gpu_set_the_pace(variant, ve
         bound = timing["median_ms"] * 1e6 / raw.meta(version)["workload"]["decode_steps"]
         assert fact(version, f"{variant}.decode.step_time.max") == pytest.approx(bound, rel=1e-12)
         assert step < bound
-    else:  # eager: the profiled host set the pace, the step is not measured
-        assert not raw.graph(version) and ahead < 0.1 * len(order)
+    else:  # the host set the pace at least once (eager; v4's written-out graph had one call behind):
+        # the step is not measured
+        assert raw.graph(version) or ahead < 0.1 * len(order)
         assert fact(version, f"{variant}.decode.step_time") is None
         assert fact(version, f"{variant}.headroom.host") is None
 
@@ -104,7 +105,9 @@ def test_launch_calls_overlapping_the_profiler_s_overhead_are_set_apart(variant,
     assert fact(version, f"{variant}.host.launch_call.overlapping.calls") == len(other)
     assert fact(version, f"{variant}.host.launch_call.clean") == pytest.approx(statistics.median(clean))
     assert fact(version, f"{variant}.host.launch_call.clean.max") == pytest.approx(max(clean))
-    if raw.graph(version):  # the slow replays are the ones the profiler's buffers held up
+    if raw.graph(version) and fact(version, f"{variant}.decode.behind") == 0:
+        # the GPU set the pace: the slow replays are the ones the profiler's buffers held up (v4's
+        # written-out run, where the host fell behind once, has clean calls as slow as the others)
         assert max(other) > 2 * statistics.median(clean)
 
 

@@ -198,7 +198,8 @@ def test_the_page_says_which_timing_it_uses_and_how_stable_it_is(built_site):
     en, zh = text_of(main(built_site.html(EN))), text_of(main(built_site.html(ZH)))
     low, high = min(eager) / max(graph), max(eager) / min(graph)
     assert (
-        f"takes {graph[0]:.2f} ms of wall time without the profiler (the median generation of the first of two "
+        f"a whole generation without the profiler takes {graph[0]:.2f} ms per token (the median generation of "
+        f"the first of two "
         f"fresh processes; the two give {min(graph):.2f} ms and {max(graph):.2f} ms, "
         f"{100 * (max(graph) / min(graph) - 1):.1f}% apart)" in en
     )

@@ -241,7 +241,7 @@ def test_operator_time_per_step(report, variant):
 
 def test_weight_bytes_floor_and_hardware_design(report):
     """Weights per step from the mm operands' shapes and types (bf16: 2 bytes), over the measured
-    copy bandwidth: about 0.63 ms, against the kernel and wall time per step."""
+    DRAM ceiling: about 0.61 ms, against the kernel and wall time per step."""
     calls = raw.op_calls("fused", V)
     seen, weight_bytes, kv_per_position = set(), 0, 0.0
     for e in raw.decode_kernel_events("fused", V):

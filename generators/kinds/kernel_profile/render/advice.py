@@ -32,7 +32,7 @@ HEADROOM = (
     ),
     (
         "gemm",
-        N_("Stream the weights at the copy bandwidth"),
+        N_("Stream the weights at the DRAM ceiling"),
         "gemm.time_per_step",
         "gemm.floor_time",
         "headroom.gemm",
@@ -113,8 +113,8 @@ def headroom(result, tr: Translator, options: dict) -> object:
             "per step (what a step costs once the host no longer holds the GPU up; with a CUDA graph, what is "
             "left is the GPU's idle time between the graph's kernels). "
             "Fusion: now the time of the elementwise, copy and reduction kernels, floor their DRAM bytes at "
-            "the measured copy bandwidth. Weight streaming: now the trace time of the weight-streaming "
-            "GEMM/GEMV call sites, floor their DRAM bytes (Nsight Compute) at the copy bandwidth; the last row "
+            "the measured DRAM ceiling. Weight streaming: now the trace time of the weight-streaming "
+            "GEMM/GEMV call sites, floor their DRAM bytes (Nsight Compute) at the measured DRAM ceiling; the last row "
             "holds every kernel of the step against that floor. The headrooms overlap: the "
             "kernel-side ones only pay once the host overhead is gone."
         ),
@@ -128,12 +128,12 @@ def headroom(result, tr: Translator, options: dict) -> object:
 
 
 def _weights(result, tr: Translator) -> str | None:
-    """All weights of one step at the copy bandwidth, when the shapes give them."""
+    """All weights of one step at the measured DRAM ceiling, when the shapes give them."""
     p = result.config.primary
     if f"{p}.floor.weights_time" not in result.facts:
         return None
     return tr.gettext(
-        N_("All weights of one step, from the operator shapes, at the copy bandwidth take {floor} ({rate})."),
+        N_("All weights of one step, from the operator shapes, at the measured DRAM ceiling take {floor} ({rate})."),
         floor=fact(result, f"{p}.floor.weights_time", tr, "ms"),
         rate=fact(result, f"{p}.floor.tokens_per_s", tr),
     )
@@ -145,8 +145,8 @@ DESIGN = (
     ("hw.dram_bytes_per_token", N_("DRAM bytes per token, measured"), N_("Nsight Compute's bytes × launches"), "gb1"),
     (
         "hw.tokens_per_s_at_copy",
-        N_("Tokens per second at the copy bandwidth"),
-        N_("copy bandwidth ÷ DRAM bytes per token"),
+        N_("Tokens per second at the measured DRAM ceiling"),
+        N_("measured DRAM ceiling ÷ DRAM bytes per token"),
         None,
     ),
     ("hw.tokens_per_s_now", N_("Tokens per second now"), N_("1 ÷ wall time per token, no profiler"), None),
@@ -195,7 +195,7 @@ def hardware_design(result, tr: Translator, options: dict) -> object:
         t.row(key, tr.gettext(label), Cell(show(q, tr, shown), scaled(q.value, shown)), tables.spans(tr.gettext(how)))
     note = tr.gettext(
         N_(
-            "Bandwidth: the measured device-to-device copy, {copy}. Launch budget: a launch that costs the host "
+            "Bandwidth: the measured DRAM ceiling, {copy}. Launch budget: a launch that costs the host "
             "more than this cannot hide behind the kernel before it, so the GPU waits."
         ),
         copy=fact(result, "bandwidth.measured", tr, "tb_per_s"),

@@ -151,7 +151,7 @@ def levels(result, tr: Translator, options: dict) -> object:
             "and local loads, which TMA copies into shared memory bypass; L2: bytes the L2 sent to the SMs; "
             "DRAM: bytes read and written). Peak of a level whose source is Nsight Compute: its peak bytes per "
             "cycle × its clock during each launch, the median over the launches (they follow the clocks; at L1 "
-            "the highest is {spread} above the lowest); otherwise the measured copy or the specification."
+            "the highest is {spread} above the lowest); otherwise the measured DRAM ceiling or the specification."
         ),
         spread=fact(result, "level.l1.peak_spread", tr),
     )
@@ -182,7 +182,8 @@ def ridge(result, tr: Translator, options: dict) -> object:
     note = tr.gettext(
         N_(
             "Ridge point = peak ÷ memory bandwidth. Bandwidth: {spec} from the {gpu} specification, {measured} "
-            "measured (device-to-device copy). The classification's roofline check uses the {source} ridge points."
+            "measured (the peaks capture's DRAM ceiling). The classification's roofline check uses the "
+            "{source} ridge points."
         ),
         spec=fact(result, "bandwidth.spec", tr, "tb_per_s"),
         measured=fact(result, "bandwidth.measured", tr, "tb_per_s"),

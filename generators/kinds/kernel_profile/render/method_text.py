@@ -61,7 +61,7 @@ FORMULAS = [
     N_("Precision of a launch: the one with the most FLOPs; a launch without FLOPs takes {default_dtype}."),
     N_(
         "Ridge point = dense peak ÷ memory bandwidth, per precision: from {hardware_file} (specification) and "
-        "from {peaks_file} (measured matmul peaks and device-to-device copy bandwidth)."
+        "from {peaks_file} (measured matmul peaks, and the DRAM ceiling: the fastest of its memory streams)."
     ),
     N_(
         "Operator of a kernel: the kernel's `External id` names the innermost ATen operator call that launched "
@@ -81,7 +81,7 @@ FORMULAS = [
         "Bandwidth of a call site: the median DRAM bytes of its profiled launches ÷ the median duration of its "
         "launches in the trace; beside it, the same bytes ÷ the median duration under Nsight Compute. "
         "Weight-streaming GEMM/GEMV bandwidth: Σ (bytes × launches) ÷ Σ trace time over the GEMM/GEMV call sites "
-        "with tensor-core work, compared with the measured copy bandwidth and the specification."
+        "with tensor-core work, compared with the measured DRAM ceiling and the specification."
     ),
     N_(
         "Memory levels (Nsight Compute's hierarchical roofline): achieved L1 bytes per second {l1}, L2 {l2}, "
@@ -91,7 +91,7 @@ FORMULAS = [
     N_(
         "Weights and KV cache per step: the bytes of the weight matrices of the {mm}, {addmm} and {linear} calls "
         "and of the attention calls' keys and values, from their shapes and element types, ÷ the steps. Floors: "
-        "bytes ÷ the measured copy bandwidth."
+        "bytes ÷ the measured DRAM ceiling."
     ),
 ]
 RULE_STEPS = [

@@ -103,7 +103,8 @@ def site_bandwidth(result, tr: Translator, options: dict) -> object:
     t = TableBuilder(f"site-bandwidth{suffix}", tr)
     t.col("site", N_("Call site")).col("blocks", N_("Thread blocks"), "count")
     t.col("bytes", N_("DRAM bytes per launch"), "mib1").col("trace", N_("Median, trace"), "us")
-    t.col("bw", N_("Bandwidth, trace durations"), "tb_per_s").col("of_copy", N_("Share of copy bandwidth"), "percent")
+    t.col("bw", N_("Bandwidth, trace durations"), "tb_per_s")
+    t.col("of_copy", N_("Share of the measured DRAM ceiling"), "percent")
     t.col("ncu", N_("Median, ncu"), "us").col("bw_ncu", N_("Bandwidth, ncu durations"), "tb_per_s")
     for r in rows.itertuples():
         t.row(
@@ -130,7 +131,7 @@ def site_bandwidth(result, tr: Translator, options: dict) -> object:
             tr,
             N_(
                 "The headline uses the trace: over the weight-streaming GEMM/GEMV call sites, {bw} ({of_copy} of "
-                "the measured copy bandwidth, {copy}); with Nsight Compute's durations the same bytes give {bw_ncu}."
+                "the measured DRAM ceiling, {copy}); with Nsight Compute's durations the same bytes give {bw_ncu}."
             ),
             bw=F(f"{name}.gemm.bandwidth", "tb_per_s"),
             of_copy=F(f"{name}.gemm.bandwidth.of_copy"),

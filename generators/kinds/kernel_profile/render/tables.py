@@ -106,7 +106,7 @@ def overview(result, tr: Translator, options: dict) -> object:
                 tr,
                 N_(
                     "Weight-streaming GEMM/GEMV call sites: {bw} of DRAM bandwidth over the trace's durations "
-                    "({of_copy} of the measured copy bandwidth); {bw_ncu} over Nsight Compute's."
+                    "({of_copy} of the measured DRAM ceiling); {bw_ncu} over Nsight Compute's."
                 ),
                 bw=f("gemm.bandwidth", "tb_per_s"),
                 of_copy=f("gemm.bandwidth.of_copy"),
@@ -175,7 +175,8 @@ def _finding(result, tr: Translator) -> str | None:
         text = (
             N_(
                 "Finding: host-bound. The GPU is idle {idle} of the time between the range's first and last "
-                "kernel ({kernel} of kernel time in a {step} step): shorten the host's work per step first (capture "
+                "kernel ({kernel} of kernel time in a {step} profiled step): shorten the host's work per step "
+                "first (capture "
                 'the step in a CUDA graph with `torch.compile(mode="reduce-overhead")` or `torch.cuda.CUDAGraph`, '
                 "or launch fewer, larger kernels); faster kernels would change little."
             )
@@ -256,8 +257,11 @@ def launched_by(result, vp, name: str, tr: Translator) -> str:
             continue
         op = row["op"] or L.DASH
         caller = f" ← {row['caller']}" if row["caller"] and row["caller"] != row["op"] else ""
-        part = f" ({tr.pick(result.part_labels[row['part']])})" if row["part"] else ""
-        out.append(f"{op}{caller}{part} {tr.percent(row['time_share'], 0)}")
+        label = tr.pick(result.part_labels[row["part"]]) if row["part"] else ""
+        # full-width parentheses in Chinese text (check-typography)
+        part = ("（" + label + "）" if tr.language.startswith("zh") else f" ({label})") if label else ""
+        gap = "" if part.startswith("（") else " "  # no space beside full-width punctuation
+        out.append(f"{op}{caller}{part}{gap}{tr.percent(row['time_share'], 0)}")
     return "; ".join(out) if out else L.DASH
 
 
