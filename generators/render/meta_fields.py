@@ -20,6 +20,7 @@ SECTIONS = {
     "ncu_workload": N_("Nsight Compute workload"),
     "cuda_graph": N_("CUDA graph"),
     "gpu_state": N_("GPU state"),
+    "reused": N_("Reused from an earlier version"),
     "timing": N_("Timing"),
 }
 LABELS = {

@@ -65,12 +65,12 @@ def parts(result, tr: Translator, options: dict) -> object:
         vp = result.parts.get(name)
         if vp is None or not vp.recorded:
             pieces.append(
-                f"**{label}**: "
-                + tr.gettext(
+                tr.gettext(
                     N_(
-                        "time by model part is not recorded in this version: its replayed kernels carry no "
-                        "operator, and the version has no eager trace of the same step code."
-                    )
+                        "**{variant}**: time by model part is not recorded in this version: its replayed kernels "
+                        "carry no operator, and the version has no eager trace of the same step code."
+                    ),
+                    variant=label,
                 )
                 + "\n"
             )
@@ -129,7 +129,7 @@ def _bar_figure(result, bars, tr: Translator) -> Figure:
     alt = tr.gettext(N_("Kernel time by model part, one bar per variant"))
     caption = tr.gettext(
         N_("Kernel time by model part in {range}, one bar per variant; grey: unattributed."),
-        range=L.code(result.config.range),
+        range=result.config.range,  # a caption is plain text: no markup
     )
     data = (("variant", "part", "share"), *((label, p, s) for label, segs in bars for p, s in segs))
     return Figure("parts-bars", svg, alt, caption, data)
@@ -186,7 +186,7 @@ def timeline(result, tr: Translator, options: dict) -> object:
                 "last one's end. Click to zoom."
             ),
             step=tr.integer(step.index),
-            range=L.code(result.config.range),
+            range=result.config.range,  # a caption is plain text: no markup
             title=title,
             kernels=tr.integer(len(step.kernels)),
             calls=tr.integer(len(step.calls)),

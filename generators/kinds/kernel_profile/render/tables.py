@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from generators.errors import UserError
 from generators.kinds.kernel_profile.render import labels as L
-from generators.pieces import MISSING, fragment, key_of
+from generators.pieces import MISSING, Cell, fragment, key_of
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder
 from generators.render.units import show
@@ -241,9 +241,10 @@ def top(result, tr: Translator, options: dict) -> object:
     return fragment(t.build(), note + "\n")
 
 
-def launched_by(result, vp, name: str, tr: Translator) -> str:
+def launched_by(result, vp, name: str, tr: Translator) -> str | Cell:
     """What launched a kernel in this capture: its operators with their share of its time and
-    the module, function or range above them; "unknown" with the reason when nothing did."""
+    the module, function or range above them; "unknown" with the reason when nothing did.
+    Operators, functions and ranges are identifiers: the cell shows them in monospace."""
     if vp is None or not vp.recorded:
         return tr.gettext(N_("not recorded in this version"))
     rows = vp.launched_by.get(name, [])
@@ -262,7 +263,7 @@ def launched_by(result, vp, name: str, tr: Translator) -> str:
         part = ("（" + label + "）" if tr.language.startswith("zh") else f" ({label})") if label else ""
         gap = "" if part.startswith("（") else " "  # no space beside full-width punctuation
         out.append(f"{op}{caller}{part}{gap}{tr.percent(row['time_share'], 0)}")
-    return "; ".join(out) if out else L.DASH
+    return L.code_cell("; ".join(out)) if out else L.DASH
 
 
 def categories(result, tr: Translator, options: dict) -> object:
