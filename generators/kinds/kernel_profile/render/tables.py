@@ -258,11 +258,12 @@ def launched_by(result, vp, name: str, tr: Translator) -> str | Cell:
             continue
         op = row["op"] or L.DASH
         caller = f" ← {row['caller']}" if row["caller"] and row["caller"] != row["op"] else ""
-        label = tr.pick(result.part_labels[row["part"]]) if row["part"] else ""
-        # full-width parentheses in Chinese text (check-typography)
-        part = ("（" + label + "）" if tr.language.startswith("zh") else f" ({label})") if label else ""
-        gap = "" if part.startswith("（") else " "  # no space beside full-width punctuation
-        out.append(f"{op}{caller}{part}{gap}{tr.percent(row['time_share'], 0)}")
+        share = tr.percent(row["time_share"], 0)
+        if row["part"]:  # the parentheses as the language writes them (the catalogs)
+            label = tr.pick(result.part_labels[row["part"]])
+            out.append(tr.gettext(N_("{op}{caller} ({part}) {share}"), op=op, caller=caller, part=label, share=share))
+        else:
+            out.append(f"{op}{caller} {share}")
     return L.code_cell("; ".join(out)) if out else L.DASH
 
 
