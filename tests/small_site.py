@@ -81,7 +81,7 @@ def bare_project(root: Path) -> Path:
     measurement (``peaks-h100-80gb-hbm3``, which new-report picks for an H100 trace), an index."""
     project = root / "project"
     (project / "data" / "reports").mkdir(parents=True)
-    for folder in ("hardware", "rules"):
+    for folder in ("hardware", "rules", "parts"):
         shutil.copytree(REPO_ROOT / "data" / folder, project / "data" / folder)
     for link in ("generators", "locales"):
         (project / link).symlink_to(REPO_ROOT / link)

@@ -74,6 +74,7 @@ def data(tmp_path) -> Path:
     data = tmp_path / "data"
     shutil.copytree(ROOT / "data" / "hardware", data / "hardware")
     shutil.copytree(ROOT / "data" / "rules", data / "rules")
+    shutil.copytree(ROOT / "data" / "parts", data / "parts")
     (data / "reports" / "r" / "v1").mkdir(parents=True)
     shutil.copy(RANKED, data / "reports" / "r" / "v1" / "trace.json.gz")
     (data / "reports" / "r" / "report.yml").write_text(

@@ -76,7 +76,9 @@ def overview(result, tr: Translator, options: dict) -> object:
             matched=f("matched"),
         )
         if any("metrics" in files for files in result.files.values())
-        else tr.gettext(
+        else sentence(
+            result,
+            tr,
             N_(
                 "The top {n} kernels take {share} of that time. This capture has no Nsight Compute metrics, so "
                 "no kernel is classified: an Nsight Compute raw CSV (`ncu --page raw --csv`) named under "
