@@ -193,13 +193,19 @@ def hardware_design(result, tr: Translator, options: dict) -> object:
             continue
         shown = unit or auto(q)  # the CSV holds the number in the unit the cell shows
         t.row(key, tr.gettext(label), Cell(show(q, tr, shown), scaled(q.value, shown)), tables.spans(tr.gettext(how)))
-    note = tr.gettext(
+    budget = tr.gettext(
         N_(
-            "Bandwidth: the measured DRAM ceiling, {copy}. Launch budget: a launch that costs the host "
-            "more than this cannot hide behind the kernel before it, so the GPU waits."
-        ),
-        copy=fact(result, "bandwidth.measured", tr, "tb_per_s"),
+            "Launch budget: a launch that costs the host more than this cannot hide behind the kernel before "
+            "it, so the GPU waits."
+        )
     )
+    if "bandwidth.measured" in result.facts:
+        bandwidth = tr.gettext(
+            N_("Bandwidth: the measured DRAM ceiling, {copy}."), copy=fact(result, "bandwidth.measured", tr, "tb_per_s")
+        )
+        note = tr.spaced(bandwidth, budget)
+    else:
+        note = budget
     return fragment(t.build(), note + "\n")
 
 

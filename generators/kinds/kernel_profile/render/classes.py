@@ -179,15 +179,28 @@ def ridge(result, tr: Translator, options: dict) -> object:
             value("spec", d, "ridge_flop_per_byte"),
             value("measured", d, "ridge_flop_per_byte"),
         )
-    note = tr.gettext(
-        N_(
-            "Ridge point = peak ÷ memory bandwidth. Bandwidth: {spec} from the {gpu} specification, {measured} "
-            "measured (the peaks capture's DRAM ceiling). The classification's roofline check uses the "
-            "{source} ridge points."
-        ),
+    common = dict(
         spec=fact(result, "bandwidth.spec", tr, "tb_per_s"),
-        measured=fact(result, "bandwidth.measured", tr, "tb_per_s"),
         gpu=tables.text(result.gpu.text("short_name", tr.language)),
         source=tr.gettext(vocab.SOURCES[result.config.classification.ridge_peaks]),
     )
+    if "bandwidth.measured" in result.facts:
+        note = tr.gettext(
+            N_(
+                "Ridge point = peak ÷ memory bandwidth. Bandwidth: {spec} from the {gpu} specification, {measured} "
+                "measured (the peaks capture's DRAM ceiling). The classification's roofline check uses the "
+                "{source} ridge points."
+            ),
+            measured=fact(result, "bandwidth.measured", tr, "tb_per_s"),
+            **common,
+        )
+    else:  # no peaks capture named: say what would give the measured ceiling, never a blank
+        note = tr.gettext(
+            N_(
+                "Ridge point = peak ÷ memory bandwidth. Bandwidth: {spec} from the {gpu} specification; no "
+                "measured ceiling (a peaks capture named under `measured_peaks` in `report.yml` adds it). The "
+                "classification's roofline check uses the {source} ridge points."
+            ),
+            **common,
+        )
     return fragment(t.build(), note + "\n")

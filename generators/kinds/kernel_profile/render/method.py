@@ -14,7 +14,13 @@ from generators.analysis import ncu_metrics
 from generators.analysis.distribution import TUKEY_K
 from generators.kinds.kernel_profile.render import labels as L
 from generators.kinds.kernel_profile.render.classes import reason_text
-from generators.kinds.kernel_profile.render.method_text import FORMULAS, RULE_NOTE, RULE_STEPS, formula_args
+from generators.kinds.kernel_profile.render.method_text import (
+    FORMULAS,
+    RULE_LATENCY_NO_SMS,
+    RULE_NOTE,
+    RULE_STEPS,
+    formula_args,
+)
 from generators.kinds.kernel_profile.render.tables import fact
 from generators.pieces import Cell, fragment
 from generators.render import meta_fields
@@ -295,7 +301,10 @@ def methodology(result, tr: Translator, options: dict) -> object:
     out += [f"- {tr.gettext(text, **args)}" for text in formulas]
     out.append("")
     out.append("### " + tr.gettext(N_("Classification rule")) + "\n")
-    out += [f"{i}. {tr.gettext(text, **args)}" for i, text in enumerate(RULE_STEPS, 1)]
+    steps = list(RULE_STEPS)
+    if "sm_count" not in result.facts or "classification.min_grid" not in result.facts:
+        steps[1] = RULE_LATENCY_NO_SMS
+    out += [f"{i}. {tr.gettext(text, **args)}" for i, text in enumerate(steps, 1)]
     out.append("")
     if metrics:
         out.append(tr.gettext(RULE_NOTE, **args) + "\n")

@@ -112,6 +112,13 @@ RULE_STEPS = [
         "where it does not is listed for review."
     ),
 ]
+#: the latency rule where the GPU's SM count is not known (no meta.json, no deviceProperties): its
+#: grid-size part is off, and the step says so instead of showing blanks
+RULE_LATENCY_NO_SMS = N_(
+    "latency-bound: the busier of SM throughput and memory throughput stays below {busy} of peak (neither "
+    "unit is substantially busy); the grid-size part of the rule is off for this version: the GPU's SM count "
+    "is not recorded (`meta.json` or the trace's `deviceProperties` gives it)."
+)
 RULE_NOTE = N_(
     "The thresholds are the `classification` settings of `report.yml`. Nsight Compute's own Speed-of-Light rule is "
     "stricter: below {sol} of peak on both units it reports latency issues; by that threshold only {sol_count} "
