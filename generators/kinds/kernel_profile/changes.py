@@ -217,7 +217,8 @@ def compute(results: dict, options: dict[str, str]) -> KernelProfileChanges:
     )
     rows = rd.setup_rows(setup_b, setup_a)
     only = rd.recorded_only(rows, setup_b, setup_a)
-    setup = rows[~rows["field"].isin(set(only["field"]))].reset_index(drop=True)
+    dropped = set(only["field"]) if "field" in only.columns else set()  # none when neither side records a setup
+    setup = rows[~rows["field"].isin(dropped)].reset_index(drop=True) if "field" in rows.columns else rows
     key_setup = pd.DataFrame(
         [[f, setup_b.get(f), setup_a.get(f), setup_b.get(f) == setup_a.get(f)] for f in KEY_FIELDS
          if f in setup_b or f in setup_a],
