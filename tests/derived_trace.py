@@ -146,6 +146,15 @@ def rename_gpu(hardware_file: Path, short_name: str) -> str:
     return short_name
 
 
+def rename_kernel(capture: Path, trace: str, old: str, new: str) -> None:
+    """Rename, in place, the kernel ``old`` of the xz Kineto trace ``capture/trace`` (a variant's
+    eager trace, so that a graph replay still matches it kernel by kernel)."""
+    text, count = _replace_json_string(lzma.decompress((capture / trace).read_bytes()).decode("utf-8"), old, new)
+    if count:
+        text = _label(text, f"DERIVED TEST INPUT, not a capture: the kernel {old!r} renamed by tests/derived_trace.py")
+        (capture / trace).write_bytes(lzma.compress(text.encode("utf-8"), preset=0))
+
+
 def rename_range(capture: Path, trace: str, old: str, new: str) -> None:
     """Rename, in place, the range ``old`` of the xz Kineto trace ``capture/trace``."""
     text = lzma.decompress((capture / trace).read_bytes()).decode("utf-8")

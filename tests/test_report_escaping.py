@@ -44,6 +44,7 @@ from tests.derived_trace import (
     derive_decode_capture,
     hostile_source_url,
     rename_gpu,
+    rename_kernel,
     rename_range,
 )
 from tests.site_fixtures import Build, build_site
@@ -75,6 +76,8 @@ def _kernel_profile_captures(data: Path) -> list[tuple[str, str, list[str], list
             continue
         variant = config["variants"][config.get("primary") or next(iter(config["variants"]))]
         others = [v["timeline"] for v in config["variants"].values() if v is not variant]
+        # the primary's eager trace (graph versions): its kernels carry the renamed name too
+        others += [f"eager:{variant['eager_timeline']}"] if variant.get("eager_timeline") else []
         for version in sorted(p for p in config_file.parent.iterdir() if (p / variant["timeline"]).is_file()):
             ncu = [variant["metrics"]] + [n for n in NCU_PAGES if n != variant["metrics"] and (version / n).is_file()]
             out.append((version.relative_to(data).as_posix(), variant["timeline"], ncu, others))
@@ -139,7 +142,10 @@ def hostile(tmp_path_factory, built_site) -> tuple[Build, list[str]]:
         kernels.append(new)
         renamed[old] = new
         for other in others:
-            if (data / folder / other).is_file():
+            if other.startswith("eager:"):
+                if (data / folder / other[6:]).is_file():
+                    rename_kernel(data / folder, other[6:], old, new)
+            elif (data / folder / other).is_file():
                 rename_range(data / folder, other, old_range, RANGE)
     rename_gpu(data / "hardware" / "rtx-5090.yml", GPU_NAME)
     hostile_source_url(data / "hardware" / "rtx-5090.yml", EVIL_URL)
