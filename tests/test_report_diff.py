@@ -176,8 +176,9 @@ def three_versions(repo_root, tmp_path_factory):
         folder.mkdir()
         doc = dict(meta, software=dict(meta["software"], torch=torch or meta["software"]["torch"]))
         (folder / "meta.json").write_text(json.dumps(doc))
-    (info,) = reports.compute(catalog(data), {})
-    return info
+    peaks = "peaks-h100-80gb-hbm3"  # the measured peaks report.yml names (a report it uses)
+    shutil.copytree(repo_root / "data" / "reports" / peaks, data / "reports" / peaks)
+    return next(r for r in reports.compute(catalog(data), {}) if r.report == REPORT)
 
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
