@@ -275,6 +275,6 @@ def test_the_decode_report_names_what_launched_its_top_kernels_and_says_where_pa
     }
     assert launched == {"aten::index_copy_"}
     name = next(n for n in v4.primary.top["name"].astype(str) if "index_copy_kernel_impl" in n)
-    text = launched_by(v4, v4.parts["fused"], name, tr)
-    assert text.startswith("aten::index_copy_ ← range kv_cache_write (KV-cache write) ")
+    cell = launched_by(v4, v4.parts["fused"], name, tr)  # identifiers: a monospace cell
+    assert cell.style == "code" and cell.text.startswith("aten::index_copy_ ← range kv_cache_write (KV-cache write) ")
     assert v4.facts["fused.parts.recorded"].value == 1 and v4.facts["written.parts.recorded"].value == 1
