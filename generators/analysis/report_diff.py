@@ -81,15 +81,7 @@ def compare(before, after, dim: str, noise: Noise, better: str | None = None) ->
         verdict = "neutral"
     else:
         verdict = "better" if (direction == "down") == (better == "lower") else "worse"
-    return {
-        "before": b,
-        "after": a,
-        "change": change,
-        "relative": change / abs(b) if b != 0 else None,
-        "status": status,
-        "direction": direction,
-        "verdict": verdict,
-    }
+    return _judged(b, a, change, status, direction, verdict)
 
 
 # -- judged against the measured spread ---------------------------------------------------------
@@ -99,6 +91,19 @@ def compare(before, after, dim: str, noise: Noise, better: str | None = None) ->
 #: case over its inputs' ranges); ``single``: one measurement per version (one trace).
 MEASURES = ("count", "spread", "single")
 JUDGED = ("changed", "within_noise", "same", "not_judged", "added", "removed")
+
+
+def _judged(b: float, a: float, change: float, status: str, direction: str, verdict: str) -> dict:
+    """One compared value as ``compare`` and ``judge`` give it."""
+    return {
+        "before": b,
+        "after": a,
+        "change": change,
+        "relative": change / abs(b) if b != 0 else None,
+        "status": status,
+        "direction": direction,
+        "verdict": verdict,
+    }
 
 
 def judge(
@@ -142,15 +147,7 @@ def judge(
         verdict = "neutral"
     else:
         verdict = "better" if (direction == "down") == (better == "lower") else "worse"
-    return {
-        "before": b,
-        "after": a,
-        "change": change,
-        "relative": change / abs(b) if b != 0 else None,
-        "status": status,
-        "direction": direction,
-        "verdict": verdict,
-    }
+    return _judged(b, a, change, status, direction, verdict)
 
 
 def worst_case(func, *ranges: tuple[float, float]) -> tuple[float, float]:
