@@ -49,9 +49,10 @@ TABLES_JS = """() => [...document.querySelectorAll("article .ps-table")].map(box
 
 def _numbers_agree(shown: str, value: str, unit: str) -> bool:
     """A numeric cell shows its CSV base-unit value scaled to the column's display unit and
-    rounded to its digits (babel rounds half to even, so a tie may go either way)."""
-    if value == "":
-        return shown == DASH
+    rounded to its digits (babel rounds half to even, so a tie may go either way); an empty CSV
+    value shows a dash or a reason ("not measured in this version")."""
+    if value == "":  # no value: a dash, or words saying why (never a number the CSV lacks)
+        return shown == DASH or (shown != "" and not re.search(r"[0-9]", shown))
     u = UNITS[unit]
     scaled = float(value) * u.scale
     text = _plain(shown).replace(",", "")

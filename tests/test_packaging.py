@@ -60,24 +60,39 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _python_without_the_package(tmp_path: Path) -> Path:
+    """A python with every package of the project's venv but not profsite's own (editable) one:
+    a bare venv whose one ``.pth`` line puts the project venv's site-packages on its path. Paths
+    added by a ``.pth`` line are not scanned for ``.pth`` files, so the editable install's finder
+    never loads - a cluster started the usual way on a machine that has dask but not the checkout."""
+    venv = tmp_path / "bare-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    (own,) = [Path(p) for p in sys.path if p.endswith("site-packages") and Path(p, "dask").is_dir()]
+    (bare,) = venv.glob("lib/python*/site-packages")
+    (bare / "project-venv.pth").write_text(f"{own}\n")
+    return venv / "bin" / "python"
+
+
 @pytest.mark.slow  # a Dask scheduler and worker of their own (ten seconds)
 def test_a_dask_cluster_that_cannot_import_the_package_is_one_line(tmp_path):
     """Started the usual way, from a folder without the project and without it on the path."""
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     address = f"tcp://127.0.0.1:{port}"
-    bin_dir = Path(sys.executable).parent
+    python = str(_python_without_the_package(tmp_path))
     scheduler = subprocess.Popen(
-        [str(bin_dir / "dask"), "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
+        [python, "-m", "dask", "scheduler", "--host", "127.0.0.1", "--port", str(port), "--no-dashboard"],
         cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     worker = subprocess.Popen(
-        [str(bin_dir / "dask"), "worker", address, "--nworkers", "1", "--nthreads", "1", "--no-dashboard"],
+        [python, "-m", "dask", "worker", address, "--nworkers", "1", "--nthreads", "1", "--no-dashboard"],
         cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        probe = [sys.executable, "-c", "import generators"]
+        probe = [python, "-c", "import generators"]
         assert subprocess.run(probe, cwd=tmp_path, env=env, capture_output=True).returncode != 0  # truly cannot
+        probe = [python, "-c", "import dask, distributed"]
+        assert subprocess.run(probe, cwd=tmp_path, env=env, capture_output=True).returncode == 0  # but has dask
         trace = ROOT / "tests" / "fixtures" / "kineto" / "triton_example__triton_example.json.gz"
         deadline = time.monotonic() + 60
         while True:
