@@ -1,0 +1,246 @@
+"""DeepSeek-V3/R1 served on the H100, B200 and GB200 (issue 27 "Done when"): weights per GPU,
+the deployment, the KV batch limit, expert-parallel and tensor-parallel traffic and one GPU's
+tokens/s, in both KV layouts (data-parallel attention, the default; tensor-parallel attention
+over 8 GPUs, the option), recomputed here from the model file's dimensions and the hardware
+files' figures written out below, with the page's stated conventions:
+
+* weights: FP8 1 byte + an FP32 scale per 128 × 128 block; NVFP4 half a byte + an FP8 scale per
+  16 along k; router, output head, w_kc and w_vc in BF16; the embedding a gather of one row;
+* input activations as the serving recipes run them: W8A8 (FP8 + an FP32 scale per 1 × 128),
+  W4A4 (NVFP4 + an FP8 scale per 16); every output in BF16;
+* an op's time max(FLOPs ÷ peak, bytes ÷ bandwidth), row-wise ops against the FP32 peak;
+* NVLink one way = half the bidirectional figure; (EP − 1)/EP of the routed traffic leaves a
+  GPU; dispatch FP8 with its scales, combine BF16; a layer takes the larger of its ops' time and
+  its traffic time;
+* tensor-parallel attention over t GPUs: q_b_proj, w_kc, w_vc and o_proj split t ways,
+  fused_qkv_a_proj and the norms replicated, t·b sequences' latent on every GPU of the group,
+  the attention output reduce-scattered and the hidden states all-gathered (2 · (t − 1) · H · 2
+  bytes per token and layer).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import msgspec
+import pytest
+import yaml
+
+from generators.kinds.roofline import analysis
+from generators.kinds.roofline.config import Config
+from generators.readers import hardware, llm_model
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# data/models/deepseek-v3.yml
+H, LAYERS, DENSE, MOE, VOCAB = 7168, 61, 3, 58, 129280
+Q_RANK, KV_RANK, ROPE, NOPE, V, HEADS = 1536, 512, 64, 128, 128, 128
+INTER, EXPERT, ROUTED, ACTIVE = 18432, 2048, 256, 8
+KV_LEN = 4096
+KV_TOKEN = LAYERS * 2 * (KV_RANK + ROPE)  # 70,272 bytes per position
+# data/hardware/*.yml: memory (bytes), bandwidth (bytes/s), NVLink both ways (bytes/s), dense peaks
+GPUS = {
+    "h100-sxm": (80e9, 3.35e12, 900e9, {"fp32": 66.9e12, "bf16": 989.4e12, "fp8": 1978.9e12}),
+    "b200": (180e9, 7.7e12, 1800e9, {"fp32": 75e12, "bf16": 2250e12, "fp4": 9000e12}),
+    "gb200": (186e9, 8e12, 1800e9, {"fp32": 80e12, "bf16": 2500e12, "fp4": 10000e12}),
+}
+# data/reports/microbench-h100-80gb-hbm3/report.yml: table format and deployments per GPU
+SERVED = {"h100-sxm": ("fp8", (8, 16)), "b200": ("fp4", (8,)), "gb200": ("fp4", (72,))}
+TP = 8
+ACT = {"bf16": 2, "fp8": 1 + 4 / 128, "fp4": 0.5 + 1 / 16}
+
+
+def wbytes(fmt: str, n: int, k: int) -> float:
+    if fmt == "bf16":
+        return 2 * n * k
+    if fmt == "fp8":
+        return n * k + 4 * math.ceil(n / 128) * math.ceil(k / 128)
+    return n * k / 2 + n * math.ceil(k / 16)
+
+
+def weights_per_gpu(fmt: str, gpus: int, t: int) -> float:
+    split = wbytes(fmt, HEADS * (NOPE + ROPE), Q_RANK) + wbytes(fmt, H, HEADS * V)  # q_b_proj, o_proj
+    split += 2 * HEADS * (KV_RANK * NOPE + V * KV_RANK)  # w_kc, w_vc in BF16
+    layer = wbytes(fmt, Q_RANK + KV_RANK + ROPE, H) + 2 * (H + Q_RANK + KV_RANK + H)  # fused_qkv_a, norms
+    dense = wbytes(fmt, 2 * INTER, H) + wbytes(fmt, H, INTER)
+    moe = wbytes(fmt, 2 * EXPERT, H) + wbytes(fmt, H, EXPERT) + 2 * ROUTED * H  # shared expert, router
+    routed = MOE * ROUTED * (wbytes(fmt, 2 * EXPERT, H) + wbytes(fmt, H, EXPERT))
+    model = 2 * VOCAB * H * 2 + 2 * H  # embedding, head, final norm
+    return LAYERS * (layer + split / t) + DENSE * dense + MOE * moe + model + routed / gpus
+
+
+def deployment(gpu: str, t: int) -> int | None:
+    fmt, sizes = SERVED[gpu]
+    return next((g for g in sizes if weights_per_gpu(fmt, g, t) < GPUS[gpu][0]), None)
+
+
+def kv_cap(gpu: str, t: int, context: int = KV_LEN) -> int:
+    fmt, g = SERVED[gpu][0], deployment(gpu, t)
+    copies = t  # MLA: one latent for every head, on each GPU of the attention group
+    return math.floor((GPUS[gpu][0] - weights_per_gpu(fmt, g, t)) / (context * KV_TOKEN * copies))
+
+
+def ep_bytes(gpus: int) -> float:
+    return (gpus - 1) / gpus * ACTIVE * H * (ACT["fp8"] + 2)
+
+
+def tp_bytes(t: int) -> float:
+    return 0.0 if t == 1 else 2 * (t - 1) * H * 2
+
+
+def hand_step(gpu: str, b: int, t: int) -> dict:
+    """One GPU's decode step at b sequences per GPU, the attention tensor-parallel over t GPUs."""
+    _, bw, nvlink, peaks = GPUS[gpu]
+    fmt, g = SERVED[gpu][0], deployment(gpu, t)
+
+    def gemm(m, n, k, w=fmt, groups=1):
+        a = ACT[w] if w != "bf16" else 2
+        flops = 2 * groups * m * n * k
+        nbytes = groups * (wbytes(w, n, k) + m * (k * a + 2 * n))
+        return max(flops / peaks[w], nbytes / bw)
+
+    def row(flops, nbytes):
+        return max(flops / peaks["fp32"], nbytes / bw)
+
+    def norm(m, n):
+        return row(4 * m * n, 4 * m * n + 2 * n)
+
+    s, h = t * b, HEADS // t  # the group's sequences, this GPU's heads
+    latent = KV_RANK + ROPE
+    attention = (
+        norm(s, H)
+        + gemm(s, Q_RANK + KV_RANK + ROPE, H)
+        + norm(s, Q_RANK)
+        + norm(s, KV_RANK)
+        + gemm(s, h * (NOPE + ROPE), Q_RANK)
+        + gemm(s, KV_RANK, NOPE, "bf16", h)
+        + row(3 * s * (h + 1) * ROPE, 4 * s * (h + 1) * ROPE + 4 * s * ROPE)
+        + max(
+            s * h * KV_LEN * (2 * (latent + KV_RANK) + 5) / peaks["bf16"],
+            (2 * s * h * (latent + KV_RANK) + 2 * s * (KV_LEN * latent + latent)) / bw,
+        )
+        + gemm(s, V, KV_RANK, "bf16", h)
+        + gemm(s, H, h * V)
+        + norm(b, H)
+    )
+    dense = gemm(b, 2 * INTER, H) + row(5 * b * INTER, 6 * b * INTER) + gemm(b, H, INTER)
+    tokens = g * b  # every GPU's tokens reach the routed experts
+    e_act = ROUTED * (1 - (1 - ACTIVE / ROUTED) ** tokens)
+    m_e = tokens * ACTIVE / e_act
+    moe = (
+        gemm(b, ROUTED, H, "bf16")
+        + row(4 * b * ROUTED, 4 * b * ROUTED + b * ACTIVE * 8)
+        + gemm(b, 2 * EXPERT, H)
+        + row(5 * b * EXPERT, 6 * b * EXPERT)
+        + gemm(b, H, EXPERT)
+        + gemm(m_e, 2 * EXPERT, H, fmt, e_act / g)
+        + row(5 * b * ACTIVE * EXPERT, 6 * b * ACTIVE * EXPERT)
+        + gemm(m_e, H, EXPERT, fmt, e_act / g)
+        + row(2 * b * 9 * H, 2 * b * H * 10)
+    )
+    model = row(0, 4 * b * H) + norm(b, H) + gemm(b, VOCAB, H, "bf16")
+    one_way = nvlink / 2
+    tp_s = b * tp_bytes(t) / one_way
+    ep_s = b * ep_bytes(g) / one_way
+    step = model + DENSE * max(attention + dense, tp_s) + MOE * max(attention + moe, ep_s + tp_s)
+    return {"step_s": step, "tokens_per_s": b / step, "ep_s": ep_s, "tp_s": tp_s}
+
+
+@pytest.fixture(scope="module")
+def frames():
+    config = msgspec.convert(
+        yaml.safe_load((ROOT / "data/reports/microbench-h100-80gb-hbm3/report.yml").read_text()), Config
+    )
+    assert config.kv_layouts == ["dp", "tp"] and config.serving.tensor_parallel == TP
+    model = llm_model.read(ROOT / "data/models/deepseek-v3.yml")
+    gpus = [hardware.read(ROOT / f"data/hardware/{g}.yml") for g in GPUS]
+    deploy = analysis.deployments([model], gpus, config)
+    return {
+        "layouts": analysis.layouts([model], gpus, config),
+        "deploy": deploy,
+        "capacity": analysis.capacity([model], gpus, config, deploy),
+        "throughput": analysis.throughput([model], gpus, config, deploy),
+    }
+
+
+def test_the_hand_deployments():
+    """H100 FP8 needs two nodes; one B200 node and one NVL72 domain hold FP4 (the issue's decision)."""
+    assert [deployment(g, 1) for g in GPUS] == [16, 8, 72]
+    assert weights_per_gpu("fp8", 8, 1) > 80e9 > weights_per_gpu("fp8", 16, 1)
+    assert [deployment(g, TP) for g in GPUS] == [16, 8, 72]
+
+
+@pytest.mark.parametrize("gpu", list(GPUS))
+def test_weights_kv_cap_and_traffic_of_each_gpu(frames, gpu):
+    d = frames["deploy"].set_index("gpu").loc[gpu]
+    g = deployment(gpu, 1)
+    assert d["gpus"] == g and d["weights_per_gpu"] == pytest.approx(weights_per_gpu(SERVED[gpu][0], g, 1), rel=1e-12)
+    assert d["ep_bytes"] == pytest.approx(ep_bytes(g), rel=1e-12)
+    assert d["nvlink_one_way"] == GPUS[gpu][2] / 2
+    cap = frames["capacity"]
+    for context in (4096, 16384, 32768, 131072):
+        row = cap[(cap["gpu"] == gpu) & (cap["context"] == context)].iloc[0]
+        assert row["max_batch"] == kv_cap(gpu, 1, context), (gpu, context)
+
+
+@pytest.mark.parametrize("gpu", list(GPUS))
+@pytest.mark.parametrize("t", [1, TP])
+def test_tokens_per_second_per_gpu_in_both_layouts(frames, gpu, t):
+    """Every batch of the table and the KV cap itself, in the default layout and the option."""
+    layout = "dp" if t == 1 else "tp"
+    part = frames["layouts"]
+    part = part[(part["model"] == "deepseek-v3") & (part["gpu"] == gpu) & (part["kv_layout"] == layout)]
+    cap = kv_cap(gpu, t)
+    assert set(part["max_batch"]) == {cap} and cap in set(part["batch"])
+    assert (part["kv_copies"] == t).all() and (part["tp_bytes"] == tp_bytes(t)).all()
+    w = part["weights_per_gpu"].iloc[0]
+    assert w == pytest.approx(weights_per_gpu(SERVED[gpu][0], deployment(gpu, t), t), rel=1e-12)
+    for r in part.itertuples():
+        hand = hand_step(gpu, int(r.batch), t)
+        assert r.tokens_per_s == pytest.approx(hand["tokens_per_s"], rel=1e-9), (gpu, layout, r.batch)
+        assert r.tp_s == pytest.approx(hand["tp_s"], rel=1e-12)
+        assert bool(r.fits) == (r.batch <= cap)
+    if t == 1:  # the default layout's throughput table, which the page shows, is the same step
+        through = frames["throughput"][frames["throughput"]["gpu"] == gpu]
+        for r in through.itertuples():
+            hand = hand_step(gpu, int(r.batch), 1)
+            assert r.tokens_per_s == pytest.approx(hand["tokens_per_s"], rel=1e-9)
+            assert r.ep_s == pytest.approx(hand["ep_s"], rel=1e-12)
+
+
+def test_tensor_parallel_attention_lowers_the_cap_by_its_copies():
+    """The option's KV cap is about an eighth of the default's (the weights differ a little too)."""
+    for gpu in GPUS:
+        assert kv_cap(gpu, TP) < kv_cap(gpu, 1) / 4
+        # at batch 1 the split attention weights make the option's step shorter on every GPU
+        assert hand_step(gpu, 1, TP)["tokens_per_s"] > hand_step(gpu, 1, 1)["tokens_per_s"]
+
+
+def test_roofline_json_carries_both_layouts(repo_root):
+    proc = subprocess.run(
+        [sys.executable, "-m", "generators", "roofline", "--model", "deepseek-v3", "--hardware", "b200", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=repo_root,
+    )
+    assert proc.returncode == 0, proc.stderr
+    dep = json.loads(proc.stdout)["deployment"]
+    assert dep["conventions"]["kv_layout"] == "dp" and dep["conventions"]["tensor_parallel"] == TP
+    rows = dep["layouts"]
+    assert [r["kv_layout"] for r in rows][0] == "dp" and {r["kv_layout"] for r in rows} == {"dp", "tp"}
+    for r in rows:
+        t = r["tensor_parallel"]
+        assert r["max_batch"] == kv_cap("b200", t)
+        assert r["tokens_per_s"] == pytest.approx(hand_step("b200", r["batch"], t)["tokens_per_s"], rel=1e-9)
+    bad = subprocess.run(
+        [sys.executable, "-m", "generators", "roofline", "--model", "deepseek-v3", "--hardware", "b200"]
+        + ["--tensor-parallel", "3"],
+        capture_output=True,
+        text=True,
+        cwd=repo_root,
+    )
+    assert bad.returncode == 2 and bad.stderr.startswith("error: --tensor-parallel") and bad.stdout == ""
