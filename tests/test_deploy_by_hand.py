@@ -51,6 +51,24 @@ GPUS = {
 # data/reports/microbench-h100-80gb-hbm3/report.yml: table format and deployments per GPU
 SERVED = {"h100-sxm": ("fp8", (8, 16)), "b200": ("fp4", (8,)), "gb200": ("fp4", (72,))}
 TP = 8
+#: Every weight element once: per layer MLA (with w_kc/w_vc) and its norms, 3 dense FFNs, 58 MoE
+#: layers (shared expert, router, 256 routed experts), embedding, head and the final norm.
+PARAMS_TOTAL = (
+    LAYERS
+    * (
+        (Q_RANK + KV_RANK + ROPE) * H
+        + HEADS * (NOPE + ROPE) * Q_RANK
+        + H * HEADS * V
+        + HEADS * (KV_RANK * NOPE + V * KV_RANK)
+        + 2 * H
+        + Q_RANK
+        + KV_RANK
+    )
+    + DENSE * 3 * INTER * H
+    + MOE * (3 * EXPERT * H + ROUTED * H + ROUTED * 3 * EXPERT * H)
+    + 2 * VOCAB * H
+    + H
+)
 ACT = {"bf16": 2, "fp8": 1 + 4 / 128, "fp4": 0.5 + 1 / 16}
 
 
@@ -93,7 +111,8 @@ def tp_bytes(t: int) -> float:
 
 
 def hand_step(gpu: str, b: int, t: int) -> dict:
-    """One GPU's decode step at b sequences per GPU, the attention tensor-parallel over t GPUs."""
+    """One GPU's decode step at b sequences per GPU, the attention tensor-parallel over t GPUs.
+    Each op is (FLOPs ÷ peak, bytes ÷ bandwidth); its time the larger of the two."""
     _, bw, nvlink, peaks = GPUS[gpu]
     fmt, g = SERVED[gpu][0], deployment(gpu, t)
 
@@ -101,53 +120,67 @@ def hand_step(gpu: str, b: int, t: int) -> dict:
         a = ACT[w] if w != "bf16" else 2
         flops = 2 * groups * m * n * k
         nbytes = groups * (wbytes(w, n, k) + m * (k * a + 2 * n))
-        return max(flops / peaks[w], nbytes / bw)
+        return (flops / peaks[w], nbytes / bw)
 
     def row(flops, nbytes):
-        return max(flops / peaks["fp32"], nbytes / bw)
+        return (flops / peaks["fp32"], nbytes / bw)
 
     def norm(m, n):
         return row(4 * m * n, 4 * m * n + 2 * n)
 
     s, h = t * b, HEADS // t  # the group's sequences, this GPU's heads
     latent = KV_RANK + ROPE
-    attention = (
-        norm(s, H)
-        + gemm(s, Q_RANK + KV_RANK + ROPE, H)
-        + norm(s, Q_RANK)
-        + norm(s, KV_RANK)
-        + gemm(s, h * (NOPE + ROPE), Q_RANK)
-        + gemm(s, KV_RANK, NOPE, "bf16", h)
-        + row(3 * s * (h + 1) * ROPE, 4 * s * (h + 1) * ROPE + 4 * s * ROPE)
-        + max(
+    attention = [
+        norm(s, H),
+        gemm(s, Q_RANK + KV_RANK + ROPE, H),
+        norm(s, Q_RANK),
+        norm(s, KV_RANK),
+        gemm(s, h * (NOPE + ROPE), Q_RANK),
+        gemm(s, KV_RANK, NOPE, "bf16", h),
+        row(3 * s * (h + 1) * ROPE, 4 * s * (h + 1) * ROPE + 4 * s * ROPE),
+        (
             s * h * KV_LEN * (2 * (latent + KV_RANK) + 5) / peaks["bf16"],
             (2 * s * h * (latent + KV_RANK) + 2 * s * (KV_LEN * latent + latent)) / bw,
-        )
-        + gemm(s, V, KV_RANK, "bf16", h)
-        + gemm(s, H, h * V)
-        + norm(b, H)
-    )
-    dense = gemm(b, 2 * INTER, H) + row(5 * b * INTER, 6 * b * INTER) + gemm(b, H, INTER)
+        ),
+        gemm(s, V, KV_RANK, "bf16", h),
+        gemm(s, H, h * V),
+        norm(b, H),
+    ]
+    dense = [gemm(b, 2 * INTER, H), row(5 * b * INTER, 6 * b * INTER), gemm(b, H, INTER)]
     tokens = g * b  # every GPU's tokens reach the routed experts
     e_act = ROUTED * (1 - (1 - ACTIVE / ROUTED) ** tokens)
     m_e = tokens * ACTIVE / e_act
-    moe = (
-        gemm(b, ROUTED, H, "bf16")
-        + row(4 * b * ROUTED, 4 * b * ROUTED + b * ACTIVE * 8)
-        + gemm(b, 2 * EXPERT, H)
-        + row(5 * b * EXPERT, 6 * b * EXPERT)
-        + gemm(b, H, EXPERT)
-        + gemm(m_e, 2 * EXPERT, H, fmt, e_act / g)
-        + row(5 * b * ACTIVE * EXPERT, 6 * b * ACTIVE * EXPERT)
-        + gemm(m_e, H, EXPERT, fmt, e_act / g)
-        + row(2 * b * 9 * H, 2 * b * H * 10)
-    )
-    model = row(0, 4 * b * H) + norm(b, H) + gemm(b, VOCAB, H, "bf16")
+    moe = [
+        gemm(b, ROUTED, H, "bf16"),
+        row(4 * b * ROUTED, 4 * b * ROUTED + b * ACTIVE * 8),
+        gemm(b, 2 * EXPERT, H),
+        row(5 * b * EXPERT, 6 * b * EXPERT),
+        gemm(b, H, EXPERT),
+        gemm(m_e, 2 * EXPERT, H, fmt, e_act / g),
+        row(5 * b * ACTIVE * EXPERT, 6 * b * ACTIVE * EXPERT),
+        gemm(m_e, H, EXPERT, fmt, e_act / g),
+        row(2 * b * 9 * H, 2 * b * H * 10),
+    ]
+    model = [row(0, 4 * b * H), norm(b, H), gemm(b, VOCAB, H, "bf16")]
+
+    def time(ops):
+        return sum(max(f, m) for f, m in ops)
+
     one_way = nvlink / 2
     tp_s = b * tp_bytes(t) / one_way
     ep_s = b * ep_bytes(g) / one_way
-    step = model + DENSE * max(attention + dense, tp_s) + MOE * max(attention + moe, ep_s + tp_s)
-    return {"step_s": step, "tokens_per_s": b / step, "ep_s": ep_s, "tp_s": tp_s}
+    moe_layer = max(time(attention + moe), ep_s + tp_s)
+    step = time(model) + DENSE * max(time(attention + dense), tp_s) + MOE * moe_layer
+    return {
+        "step_s": step,
+        "tokens_per_s": b / step,
+        "ep_s": ep_s,
+        "tp_s": tp_s,
+        "moe_compute_s": sum(f for f, _ in attention + moe),
+        "moe_memory_s": sum(m for _, m in attention + moe),
+        "moe_ops_s": time(attention + moe),
+        "moe_layer_s": moe_layer,
+    }
 
 
 @pytest.fixture(scope="module")
@@ -210,6 +243,11 @@ def test_tokens_per_second_per_gpu_in_both_layouts(frames, gpu, t):
             hand = hand_step(gpu, int(r.batch), 1)
             assert r.tokens_per_s == pytest.approx(hand["tokens_per_s"], rel=1e-9)
             assert r.ep_s == pytest.approx(hand["ep_s"], rel=1e-12)
+            # the expert-parallel table: a MoE layer's compute, memory and traffic, the largest bounds it
+            for col in ("moe_compute_s", "moe_memory_s", "moe_ops_s", "moe_layer_s"):
+                assert getattr(r, col) == pytest.approx(hand[col], rel=1e-9), col
+            three = {"compute": hand["moe_compute_s"], "memory": hand["moe_memory_s"], "ep": hand["ep_s"]}
+            assert r.moe_bound == max(three, key=three.get)
 
 
 def test_tensor_parallel_attention_lowers_the_cap_by_its_copies():
@@ -220,9 +258,28 @@ def test_tensor_parallel_attention_lowers_the_cap_by_its_copies():
         assert hand_step(gpu, 1, TP)["tokens_per_s"] > hand_step(gpu, 1, 1)["tokens_per_s"]
 
 
-def test_roofline_json_carries_both_layouts(repo_root):
+def test_bytes_per_token_at_batch_1_in_nvfp4():
+    """The issue's independent 23.9 GB per token in NVFP4 (batch 1, KV 4,096) with w_kc/w_vc, the
+    head and the router in BF16; the embedding a gather of one row (its bytes are activations)."""
+    from generators.analysis import llm_deploy
+
+    model = llm_model.read(ROOT / "data/models/deepseek-v3.yml")
+    frame = llm_deploy.bytes_per_token(model, "decode", [1], ["fp4"], KV_LEN, {"fp4": "fp4"}).iloc[0]
+    attention = [(Q_RANK + KV_RANK + ROPE, H), (HEADS * (NOPE + ROPE), Q_RANK), (H, HEADS * V)]
+    linear = LAYERS * sum(wbytes("fp4", n, k) for n, k in attention)
+    linear += DENSE * (wbytes("fp4", 2 * INTER, H) + wbytes("fp4", H, INTER))
+    linear += MOE * 9 * (wbytes("fp4", 2 * EXPERT, H) + wbytes("fp4", H, EXPERT))  # shared + 8 routed
+    bf16 = LAYERS * 2 * HEADS * (KV_RANK * NOPE + V * KV_RANK) + MOE * 2 * ROUTED * H + 2 * VOCAB * H
+    bf16 += 2 * (LAYERS * (H + Q_RANK + KV_RANK + H) + H)  # the norms' weight vectors
+    assert frame["weight_bytes"] == pytest.approx(linear + bf16, rel=1e-12)
+    assert frame["kv_bytes"] == KV_TOKEN * (KV_LEN + 1)
+    assert abs(frame["bytes"] / 1e9 - 23.9) < 0.1
+
+
+@pytest.mark.parametrize("gpu", list(GPUS))
+def test_roofline_json_carries_both_layouts(repo_root, gpu):
     proc = subprocess.run(
-        [sys.executable, "-m", "generators", "roofline", "--model", "deepseek-v3", "--hardware", "b200", "--json"],
+        [sys.executable, "-m", "generators", "roofline", "--model", "deepseek-v3", "--hardware", gpu, "--json"],
         capture_output=True,
         text=True,
         cwd=repo_root,
@@ -230,12 +287,21 @@ def test_roofline_json_carries_both_layouts(repo_root):
     assert proc.returncode == 0, proc.stderr
     dep = json.loads(proc.stdout)["deployment"]
     assert dep["conventions"]["kv_layout"] == "dp" and dep["conventions"]["tensor_parallel"] == TP
+    assert dep["parameters"]["total"] == PARAMS_TOTAL and dep["kv_bytes_per_token"] == KV_TOKEN
+    d = dep["deployment"]
+    assert d["gpus"] == deployment(gpu, 1) and d["ep_bytes"] == pytest.approx(ep_bytes(d["gpus"]), rel=1e-12)
+    assert d["weights_per_gpu"] == pytest.approx(weights_per_gpu(SERVED[gpu][0], d["gpus"], 1), rel=1e-12)
+    assert [c["max_batch"] for c in dep["capacity"]] == [kv_cap(gpu, 1, c) for c in (4096, 16384, 32768, 131072)]
+    for r in dep["throughput"]:
+        assert r["tokens_per_s"] == pytest.approx(hand_step(gpu, r["batch"], 1)["tokens_per_s"], rel=1e-9)
     rows = dep["layouts"]
     assert [r["kv_layout"] for r in rows][0] == "dp" and {r["kv_layout"] for r in rows} == {"dp", "tp"}
     for r in rows:
         t = r["tensor_parallel"]
-        assert r["max_batch"] == kv_cap("b200", t)
-        assert r["tokens_per_s"] == pytest.approx(hand_step("b200", r["batch"], t)["tokens_per_s"], rel=1e-9)
+        assert r["max_batch"] == kv_cap(gpu, t)
+        assert r["tokens_per_s"] == pytest.approx(hand_step(gpu, r["batch"], t)["tokens_per_s"], rel=1e-9)
+    if gpu != "b200":
+        return
     bad = subprocess.run(
         [sys.executable, "-m", "generators", "roofline", "--model", "deepseek-v3", "--hardware", "b200"]
         + ["--tensor-parallel", "3"],

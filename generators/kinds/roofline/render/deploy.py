@@ -12,6 +12,7 @@ from generators.analysis import llm_deploy
 from generators.kinds.roofline.render import labels as L
 from generators.kinds.roofline.render.tables import fact, gpus_of, model_of
 from generators.pieces import Cell, fragment, key_of
+from generators.render import prose
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder, link, text
 
@@ -124,7 +125,7 @@ def deployments(result, tr: Translator, options: dict) -> object:
             ),
             t=tr.integer(result.config.serving.tensor_parallel),
         )
-        return fragment(t.build(), layout + "\n")
+        return fragment(t.build(), prose.method_block(layout) + "\n")
     legend = tr.gettext(
         N_(
             "The smallest configured deployment whose weights per GPU fit the GPU's memory. Data-parallel attention: "
@@ -212,7 +213,11 @@ def kv_layouts(result, tr: Translator, options: dict) -> object:
     for b in batches:
         t.col(f"b{b}", L.size_header("decode", b, tr), "count", translated=True)
     none = tr.gettext(N_("does not fit"))
-    for (gpu, layout), rows in frame.groupby(["gpu", "kv_layout"], sort=False):
+    pairs = [(g, x) for g in dict.fromkeys(frame["gpu"]) for x in result.config.kv_layouts]  # the default first
+    for gpu, layout in pairs:
+        rows = frame[(frame["gpu"] == gpu) & (frame["kv_layout"] == layout)]
+        if rows.empty:
+            continue
         first = rows.iloc[0]
         name = tr.gettext(LAYOUTS[layout], t=tr.integer(int(first["tensor_parallel"])))
         name = tr.gettext(N_("{layout} (default)"), layout=name) if bool(first["default"]) else name
@@ -233,14 +238,15 @@ def kv_layouts(result, tr: Translator, options: dict) -> object:
         )
     legend = tr.gettext(
         N_(
-            "Predicted tokens per second per GPU at KV {kv}, per KV layout; a dash where the batch's KV cache does "
-            "not fit. Tensor-parallel attention: {t} GPUs share the attention of their sequences, each running "
-            "1/{t} of the heads over all of them, so MLA's one latent per position is on all {t} GPUs ({t} KV "
-            "copies per sequence); the head-wise attention weights (q_b_proj, w_kc, w_vc, o_proj) split {t} ways, "
-            "fused_qkv_a_proj and the norms replicated; after the attention each GPU takes its own tokens through "
-            "the FFNs and its share of the routed experts as in the default layout. Every layer adds the traffic of "
-            "the attention output's reduce-scatter and of the all-gather before the next attention, {x} bytes per "
-            "token (BF16) over NVLink one way, overlapped like the expert-parallel traffic."
+            "Predicted tokens per second per GPU at KV {kv}, per KV layout; a dash where the batch's KV cache "
+            "does not fit. Tensor-parallel attention: {t} GPUs share the attention of their sequences, each "
+            "running 1/{t} of the heads over all of them, so MLA's one latent per position is on all {t} GPUs "
+            "({t} KV copies per sequence); the head-wise attention weights (`q_b_proj`, `w_kc`, `w_vc`, `o_proj`) "
+            "split {t} ways, `fused_qkv_a_proj` and the norms replicated; after the attention each GPU takes its "
+            "own tokens through the FFNs and its share of the routed experts as in the default layout. Every "
+            "layer adds the traffic of the attention output's `reduce-scatter` and of the `all-gather` before the "
+            "next attention, {x} bytes per token (BF16) over NVLink one way, overlapped like the expert-parallel "
+            "traffic."
         ),
         kv=tr.integer(result.config.decode.kv_len),
         t=tr.integer(result.config.serving.tensor_parallel),
@@ -248,7 +254,7 @@ def kv_layouts(result, tr: Translator, options: dict) -> object:
         if "tp" in set(frame["kv_layout"])
         else L.DASH,
     )
-    return fragment(t.build(), legend + "\n")
+    return fragment(t.build(), prose.method_block(legend) + "\n")
 
 
 def ep_traffic(result, tr: Translator, options: dict) -> object:

@@ -121,7 +121,7 @@ SYMBOLS = {
     "b_max, tok, T_step": N_("largest batch per GPU, tokens per second per GPU, one GPU's step time"),
     "t, W_att": N_("GPUs sharing a sequence's attention (tensor-parallel degree); head-wise attention weight bytes"),
     "f, h_g, h_kv": N_("KV copies per sequence; key-value heads per GPU and of the model (MLA: 1 and 1)"),
-    "X_t": N_("tensor-parallel bytes per token and layer: the attention output's reduce-scatter and all-gather"),
+    "X_t": N_("tensor-parallel bytes per token and layer: the attention output's `reduce-scatter` and `all-gather`"),
     "T_x, T_ops, T_moe": N_("a MoE layer's traffic time, its ops' summed roofline time, its time"),
 }
 
