@@ -310,3 +310,68 @@ def test_roofline_json_carries_both_layouts(repo_root, gpu):
         cwd=repo_root,
     )
     assert bad.returncode == 2 and bad.stderr.startswith("error: --tensor-parallel") and bad.stdout == ""
+
+
+def test_the_template_mistakes_not_tested_elsewhere(frames):
+    """Three of the eight corrections (tests/test_llm_deploy.py has the others) by hand: the
+    largest FP4 GEMM intensity at batch 1 (W4A4), o_proj's intensity at batch 1 and 512, and the
+    absorbed kv_b_proj's FP4 weights against w_kc + w_vc in BF16."""
+    config = msgspec.convert(
+        yaml.safe_load((ROOT / "data/reports/microbench-h100-80gb-hbm3/report.yml").read_text()), Config
+    )
+    model = llm_model.read(ROOT / "data/models/deepseek-v3.yml")
+    gpus = [hardware.read(ROOT / f"data/hardware/{g}.yml") for g in GPUS]
+    rows = analysis.mistakes(model, gpus, config).set_index("key")
+
+    def fp4(n, k, m):
+        return 2 * m * n * k / (wbytes("fp4", n, k) + m * (k * ACT["fp4"] + 2 * n))
+
+    run = [  # every FP4 GEMM a decode step runs (experts at batch 1: one token each)
+        (Q_RANK + KV_RANK + ROPE, H),
+        (HEADS * (NOPE + ROPE), Q_RANK),
+        (H, HEADS * V),
+        (2 * INTER, H),
+        (H, INTER),
+        (2 * EXPERT, H),
+        (H, EXPERT),
+    ]
+    assert rows.loc["fp4_batch1", "value"] == pytest.approx(max(fp4(n, k, 1) for n, k in run), rel=1e-12)
+    assert rows.loc["fp4_batch1", "value"] < 10000e12 / 8e12  # under the GB200's FP4 ridge
+    o = (H, HEADS * V)
+    assert rows.loc["constant_intensity", "value"] == pytest.approx(fp4(*o, 1), rel=1e-12)
+    assert rows.loc["constant_intensity", "value2"] == pytest.approx(fp4(*o, 512), rel=1e-12)
+    assert rows.loc["kv_b_proj", "value"] == wbytes("fp4", HEADS * (NOPE + V), KV_RANK)
+    assert rows.loc["kv_b_proj", "value2"] == 2 * HEADS * (KV_RANK * NOPE + V * KV_RANK)
+
+
+def test_a_model_that_does_not_fit_renders_in_both_layouts():
+    """H100 with one node of 8 only: FP8 DeepSeek-V3 does not fit in either layout; the capacity
+    and layout tables say so instead of failing on the missing deployment."""
+    from types import SimpleNamespace
+
+    from generators.kinds.roofline.render import deploy
+    from tests import project
+
+    doc = yaml.safe_load((ROOT / "data/reports/microbench-h100-80gb-hbm3/report.yml").read_text())
+    doc["gpus"] = [{"hardware": "h100-sxm", "tables": "fp8", "deployments": [8]}]
+    config = msgspec.convert(doc, Config)
+    model = llm_model.read(ROOT / "data/models/deepseek-v3.yml")
+    h100 = hardware.read(ROOT / "data/hardware/h100-sxm.yml")
+    dep = analysis.deployments([model], [h100], config)
+    result = SimpleNamespace(
+        config=config,
+        models={model.id: model},
+        gpus={h100.id: h100},
+        primary=model,
+        capacity=analysis.capacity([model], [h100], config, dep),
+        layouts=analysis.layouts([model], [h100], config),
+    )
+    assert weights_per_gpu("fp8", 8, 1) > 80e9 and weights_per_gpu("fp8", 8, TP) > 80e9
+    for lang in ("en", "zh"):
+        tr = project.translator(lang)
+        none = tr.gettext("does not fit")
+        for render, rows in ((deploy.kv_capacity, 1), (deploy.kv_layouts, 2)):
+            table = render(result, tr, {}).pieces[0]
+            assert len(table.rows) == rows
+            for row in table.rows:
+                assert none in [c.text for c in row.cells], (render.__name__, lang)

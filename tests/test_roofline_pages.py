@@ -322,5 +322,6 @@ def test_serving_tables_of_each_gpu_by_hand(pages, gpu):
             assert number(r[2]) == hand.deployment(gpu, tp) and number(r[4]) == tp and number(r[5]) == limit
             assert _close(r[3], hand.weights_per_gpu(hand.SERVED[gpu][0], hand.deployment(gpu, tp), tp) / 1e9)
             assert _close(r[6], hand.hand_step(gpu, limit, tp)["tokens_per_s"])
-            for text, b in zip(r[7:], (1, 8, 32, 64, 128, 256, 512)):
+            assert _close(r[7], hand.hand_step(gpu, limit, tp)["step_s"] * 1e3)  # ms: one token of every sequence
+            for text, b in zip(r[8:], (1, 8, 32, 64, 128, 256, 512)):
                 assert text == "—" if b > limit else _close(text, hand.hand_step(gpu, b, tp)["tokens_per_s"]), b

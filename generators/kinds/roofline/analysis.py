@@ -536,7 +536,8 @@ def mistakes(model: ModelSpec, gpus: list[GpuSpec], config: Config) -> pd.DataFr
     def intensity(o: llm_ops.Op) -> float:
         return op_roofline.INTENSITY(F=o.flops, B=o.bytes)
 
-    b1 = [p.op for p in llm_layers.step_ops(model, "decode", 1, 1, "fp4", acts.get("fp4", "fp4"))]
+    placed = llm_layers.step_ops(model, "decode", 1, 1, "fp4", acts.get("fp4", "fp4"))
+    b1 = [p.op for p in placed if p.scope != "absorbed"]  # what a decode step runs
     fp4_max = max(intensity(o) for o in b1 if o.kind in ("gemm", "grouped_gemm") and o.dtype == "fp4")
     qb, bmm = op("q_b_proj", 128, "fp4"), op("q_nope_w_kc", 64, "fp4")
     fused1, fused16 = op("fused_qkv_a_proj", 1, "bf16"), op("fused_qkv_a_proj", 16, "bf16")

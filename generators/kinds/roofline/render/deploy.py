@@ -154,7 +154,7 @@ def kv_capacity(result, tr: Translator, options: dict) -> object:
         rows = frame[frame["gpu"] == gpu]
         by_c = dict(zip(rows["context"], rows["max_batch"]))
         n = rows["gpus"].iloc[0]
-        fits = not (n is None or n != n or str(n) == "<NA>")
+        fits = not pd.isna(n)
         cells = [Cell(tr.integer(int(by_c[c])), int(by_c[c])) if fits else Cell(none, None) for c in contexts]
         t.row(key_of(gpu), _gpu_label(result, gpu, tr), int(n) if fits else None, *cells)
     legend = tr.gettext(
@@ -210,6 +210,7 @@ def kv_layouts(result, tr: Translator, options: dict) -> object:
     t.col("gpu", N_("GPU")).col("layout", N_("Attention and KV cache")).col("gpus", N_("GPUs"), "count")
     t.col("wpg", N_("Weights per GPU"), "gb1").col("copies", N_("KV copies per sequence"), "count")
     t.col("cap", N_("KV cap (batch per GPU)"), "count").col("at-cap", N_("At the cap (tokens/s)"), "count")
+    t.col("step", N_("Step at the cap"), "ms")
     for b in batches:
         t.col(f"b{b}", L.size_header("decode", b, tr), "count", translated=True)
     none = tr.gettext(N_("does not fit"))
@@ -234,18 +235,20 @@ def kv_layouts(result, tr: Translator, options: dict) -> object:
             first["kv_copies"],
             cap,
             by_b[cap].tokens_per_s if cap is not None and cap in by_b else None,
+            by_b[cap].step_s * 1e9 if cap is not None and cap in by_b else None,
             *cells,
         )
     legend = tr.gettext(
         N_(
-            "Predicted tokens per second per GPU at KV {kv}, per KV layout; a dash where the batch's KV cache "
-            "does not fit. Tensor-parallel attention: {t} GPUs share the attention of their sequences, each "
-            "running 1/{t} of the heads over all of them, so MLA's one latent per position is on all {t} GPUs "
-            "({t} KV copies per sequence); the head-wise attention weights (`q_b_proj`, `w_kc`, `w_vc`, `o_proj`) "
-            "split {t} ways, `fused_qkv_a_proj` and the norms replicated; after the attention each GPU takes its "
-            "own tokens through the FFNs and its share of the routed experts as in the default layout. Every "
-            "layer adds the traffic of the attention output's `reduce-scatter` and of the `all-gather` before the "
-            "next attention, {x} bytes per token (BF16) over NVLink one way, overlapped like the expert-parallel "
+            "Predicted tokens per second per GPU at KV {kv}, per KV layout, and the decode step at the cap (the "
+            "time between two tokens of a sequence); a dash where the batch's KV cache does not fit. "
+            "Tensor-parallel attention: {t} GPUs share the attention of their sequences, each running 1/{t} of "
+            "the heads over all of them, so MLA's one latent per position is on all {t} GPUs ({t} KV copies per "
+            "sequence); the head-wise attention weights (`q_b_proj`, `w_kc`, `w_vc`, `o_proj`) split {t} ways, "
+            "`fused_qkv_a_proj` and the norms replicated; after the attention each GPU takes its own tokens "
+            "through the FFNs and its share of the routed experts as in the default layout. Every layer adds the "
+            "traffic of the attention output's `reduce-scatter` and of the `all-gather` before the next "
+            "attention, {x} bytes per token (BF16) over NVLink one way, overlapped like the expert-parallel "
             "traffic."
         ),
         kv=tr.integer(result.config.decode.kv_len),
