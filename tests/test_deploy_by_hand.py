@@ -110,11 +110,12 @@ def tp_bytes(t: int) -> float:
     return 0.0 if t == 1 else 2 * (t - 1) * H * 2
 
 
-def hand_step(gpu: str, b: int, t: int) -> dict:
-    """One GPU's decode step at b sequences per GPU, the attention tensor-parallel over t GPUs.
-    Each op is (FLOPs ÷ peak, bytes ÷ bandwidth); its time the larger of the two."""
+def hand_step(gpu: str, b: int, t: int, g: int | None = None) -> dict:
+    """One GPU's decode step at b sequences per GPU, the attention tensor-parallel over t GPUs,
+    the routed experts over g GPUs (default: the deployment). Each op is (FLOPs ÷ peak, bytes ÷
+    bandwidth); its time the larger of the two."""
     _, bw, nvlink, peaks = GPUS[gpu]
-    fmt, g = SERVED[gpu][0], deployment(gpu, t)
+    fmt, g = SERVED[gpu][0], g or deployment(gpu, t)
 
     def gemm(m, n, k, w=fmt, groups=1):
         a = ACT[w] if w != "bf16" else 2
@@ -173,6 +174,8 @@ def hand_step(gpu: str, b: int, t: int) -> dict:
     step = time(model) + DENSE * max(time(attention + dense), tp_s) + MOE * moe_layer
     return {
         "step_s": step,
+        "one_gpu_s": time(model) + DENSE * time(attention + dense) + MOE * time(attention + moe),
+        "q_b_proj": gemm(s, h * (NOPE + ROPE), Q_RANK),
         "tokens_per_s": b / step,
         "ep_s": ep_s,
         "tp_s": tp_s,
@@ -375,3 +378,26 @@ def test_a_model_that_does_not_fit_renders_in_both_layouts():
             assert len(table.rows) == rows
             for row in table.rows:
                 assert none in [c.text for c in row.cells], (render.__name__, lang)
+
+
+@pytest.mark.parametrize("gpu", list(GPUS))
+def test_a_kernel_placement_row_by_hand(gpu):
+    """q_b_proj in the placement table at batch 64 (the whole model on one GPU, the GPU's table
+    format): FLOPs, bytes, intensity, ridge, attainable, time, and its share of the step."""
+    config = msgspec.convert(
+        yaml.safe_load((ROOT / "data/reports/microbench-h100-80gb-hbm3/report.yml").read_text()), Config
+    )
+    model = llm_model.read(ROOT / "data/models/deepseek-v3.yml")
+    spec = hardware.read(ROOT / f"data/hardware/{gpu}.yml")
+    placed = analysis.placement(analysis.op_tables_plain([model], [spec], config), config)
+    row = placed[(placed["model"] == model.id) & (placed["op"] == "q_b_proj")].iloc[0]
+    fmt, (_, bw, _, peaks) = SERVED[gpu][0], GPUS[gpu]
+    n, k, m = HEADS * (NOPE + ROPE), Q_RANK, 64
+    flops, nbytes = 2 * m * n * k, wbytes(fmt, n, k) + m * (k * ACT[fmt] + 2 * n)
+    assert (row["flops"], row["bytes"]) == (flops, pytest.approx(nbytes, rel=1e-12))
+    assert row["intensity"] == pytest.approx(flops / nbytes) and row["ridge"] == pytest.approx(peaks[fmt] / bw)
+    assert row["bound"] == "memory" and row["attainable_flop_per_s"] == pytest.approx(flops / nbytes * bw)
+    assert row["predicted_s"] == pytest.approx(max(flops / peaks[fmt], nbytes / bw), rel=1e-12)
+    one = hand_step(gpu, m, 1, g=1)
+    assert row["predicted_s"] == pytest.approx(max(one["q_b_proj"]), rel=1e-12)
+    assert row["step_share"] == pytest.approx(LAYERS * row["predicted_s"] / one["one_gpu_s"], rel=1e-9)
