@@ -230,5 +230,5 @@ def test_does_not_fit_and_the_tensor_parallel_layout(deepseek, gpus, config):
     b200 = gpus["b200"]
     split = dep.split_weights(deepseek, "fp4")
     tp = split["other"] + split["attention"] / 8 + split["routed"] / 8
-    assert dep.weights_per_gpu(deepseek, "fp4", 8, "tp") == pytest.approx(tp)
-    assert dep.max_batch(deepseek, b200, "fp4", 8, 4096, "tp") == int((180e9 - tp) / (4096 * 70272)) // 8
+    assert dep.weights_per_gpu(deepseek, "fp4", 8, tp=8) == pytest.approx(tp)
+    assert dep.max_batch(deepseek, b200, "fp4", 8, 4096, tp=8) == int((180e9 - tp) / (4096 * 70272)) // 8

@@ -51,6 +51,11 @@ def test_the_real_configuration_loads():
         ({"weights": ["bf16", "int4"]}, "Invalid enum value 'int4' - at `$.weights[1]`"),
         ({"curve_max_batch": 64}, "curve_max_batch: must be at least the largest decode batch"),
         ({"colour": "red"}, "unknown field `colour`"),
+        ({"serving": {"kv_layout_options": ["dp"]}}, "serving.kv_layout_options: layouts other than kv_layout"),
+        (
+            {"serving": {"kv_layout_options": ["tp"], "tensor_parallel": 3}},
+            "serving.tensor_parallel: 3 does not divide every deployment of h100-sxm",
+        ),
     ],
 )
 def test_a_bad_configuration_is_one_line_naming_the_field(tmp_path, changes, message):

@@ -279,3 +279,49 @@ def test_fastest_record_and_timing_line_over_every_timed_record(pages, raw_all):
         f"processes' medians {100 * process:.1f}%, largest interquartile range {100 * spread:.1f}% of the median, "
         f"{unsettled} records whose warm-up had not settled" in text
     )
+
+
+def _decimals(text: str) -> int:
+    return len(text.split(".")[1]) if "." in text else 0
+
+
+def _close(text: str, expected: float) -> bool:
+    """The page's rounded number within half its last digit of ``expected``."""
+    return abs(number(text) - expected) <= 0.5 * 10 ** -_decimals(text) + 1e-9
+
+
+@pytest.mark.parametrize("gpu", ["h100-sxm", "b200", "gb200"])
+def test_serving_tables_of_each_gpu_by_hand(pages, gpu):
+    """The deployment, KV-cap, tokens/s, expert-parallel and KV-layout tables of DeepSeek-V3/R1
+    on each GPU in both languages, against the hand calculation of tests/test_deploy_by_hand.py
+    (model and hardware figures written out there, the page's conventions)."""
+    from tests import test_deploy_by_hand as hand
+
+    g = hand.deployment(gpu, 1)
+    for page in pages.values():
+        d = row_cells(page, f"roofline.deployments/deployments.deepseek-v3/{gpu}")
+        assert number(d[3]) == g and _close(d[4], hand.weights_per_gpu(hand.SERVED[gpu][0], g, 1) / 1e9)
+        split = hand.ep_bytes(g) * (2 / (hand.ACT["fp8"] + 2))  # the combine's part: BF16
+        assert _close(d[7], hand.ep_bytes(g) - split) and _close(d[8], split)
+        assert _close(d[9], hand.ep_bytes(g) * 58 / 1e6)
+        cap = row_cells(page, f"roofline.kv_capacity/kv-capacity.deepseek-v3/{gpu}")
+        assert [number(c) for c in cap[2:]] == [hand.kv_cap(gpu, 1, c) for c in (4096, 16384, 32768, 131072)]
+        t = row_cells(page, f"roofline.throughput/throughput.deepseek-v3/{gpu}")
+        limit = hand.kv_cap(gpu, 1)
+        assert number(t[1]) == limit and _close(t[2], hand.hand_step(gpu, limit, 1)["tokens_per_s"])
+        for text, b in zip(t[3:], (1, 8, 32, 64, 128, 256, 512)):
+            assert text == "—" if b > limit else _close(text, hand.hand_step(gpu, b, 1)["tokens_per_s"]), b
+        for b in (1, 64):
+            e = row_cells(page, f"roofline.ep_traffic/ep-traffic.deepseek-v3/{gpu}.{b}")
+            step = hand.hand_step(gpu, b, 1)
+            assert _close(e[2], step["moe_compute_s"] * 1e6) and _close(e[3], step["moe_memory_s"] * 1e6)
+            assert _close(e[4], step["ep_s"] * 1e6)
+        for layout, tp in (("dp", 1), ("tp", hand.TP)):
+            r = row_cells(page, f"roofline.kv_layouts/kv-layouts.deepseek-v3/{gpu}.{layout}")
+            limit = hand.kv_cap(gpu, tp)
+            assert number(r[2]) == hand.deployment(gpu, tp) and number(r[4]) == tp and number(r[5]) == limit
+            assert _close(r[3], hand.weights_per_gpu(hand.SERVED[gpu][0], hand.deployment(gpu, tp), tp) / 1e9)
+            assert _close(r[6], hand.hand_step(gpu, limit, tp)["tokens_per_s"])
+            assert _close(r[7], hand.hand_step(gpu, limit, tp)["step_s"] * 1e3)  # ms: one token of every sequence
+            for text, b in zip(r[8:], (1, 8, 32, 64, 128, 256, 512)):
+                assert text == "—" if b > limit else _close(text, hand.hand_step(gpu, b, tp)["tokens_per_s"]), b

@@ -16,11 +16,16 @@ page states:
 * **Deployment** of ``G`` GPUs with **data-parallel attention** (layout ``dp``; DeepSeek's
   decode runs "MLA & shared expert: DP", routed experts EP): every GPU holds the attention
   blocks, dense FFNs, shared experts, router, norms, embedding and head, ``1/G`` of the routed
-  experts, and the latent KV of its own sequences. Layout ``tp`` (tensor-parallel attention)
-  splits the attention blocks' weights ``G`` ways and keeps every sequence's latent KV on every
-  GPU of the group (MLA has one latent for all heads), so the group holds ``1/G`` as many
-  sequences per GPU. The deployment of a GPU is the smallest of its configured sizes whose
-  weights per GPU fit its memory; none fits: ``None`` ("does not fit").
+  experts, and the latent KV of its own sequences. Layout ``tp`` (**tensor-parallel
+  attention** of degree ``t``, the option): ``t`` GPUs share the attention of their sequences,
+  each running ``1/t`` of the heads over all of them; the head-wise attention weights
+  (``llm_layers.TP_SPLIT``) split ``t`` ways, the rest as in ``dp``. MLA keeps one latent for
+  every head, so each GPU of the group holds the latent KV of all the group's sequences: ``t``
+  copies (``KV_COPIES``; GQA: its key-value heads split down to one a GPU). After the attention
+  each GPU runs its own share of the tokens through the FFNs (a reduce-scatter of the attention
+  output, an all-gather before the next attention: ``TP_BYTES``). The deployment of a GPU is
+  the smallest of its configured sizes whose weights per GPU fit its memory; none fits:
+  ``None`` ("does not fit").
 * **Capacity**: the largest batch per GPU whose KV cache fits the memory left after the
   weights, nothing reserved for activations or workspace: an upper bound.
 * **Expert-parallel traffic** per token and MoE layer: the token's hidden state dispatched to
@@ -32,7 +37,9 @@ page states:
   deployment (``llm_layers.step_ops(ep=G)``). A MoE layer takes the larger of its ops' summed
   roofline time and its traffic time (communication overlapped with compute, as DeepSeek's
   two micro-batches do); the step's bound is the largest of its compute time (FLOPs ÷ peak),
-  memory time (bytes ÷ bandwidth) and traffic time.
+  memory time (bytes ÷ bandwidth) and traffic time. With tensor-parallel attention every
+  layer's traffic adds the attention output's reduce-scatter and all-gather (``TP_BYTES``), so a
+  dense layer too takes the larger of its ops' time and its traffic time.
 """
 
 from __future__ import annotations
@@ -53,12 +60,27 @@ GEMM_KINDS = ("gemm", "bmm", "grouped_gemm")
 KV_LAYER = Formula("kv.per_layer", "C_l", "2 * (d_c + d_r)")
 KV_TOKEN = Formula("kv.per_token", "C", "layers * C_l")
 GPU_WEIGHTS = Formula("deploy.weights_per_gpu", "W_gpu", "W_rep + W_exp / G")
-MAX_BATCH = Formula("deploy.max_batch", "b_max", "(M - W_gpu) / (L * C)")  # rounded down
+GPU_WEIGHTS_TP = Formula("deploy.weights_per_gpu_tp", "W_gpu", "W_rep - W_att + W_att / t + W_exp / G")
+KV_COPIES = Formula("deploy.kv_copies", "f", "t * h_g / h_kv")  # MLA: one latent (h_g = h_kv = 1); dp: 1
+MAX_BATCH = Formula("deploy.max_batch", "b_max", "(M - W_gpu) / (L * C * f)")  # rounded down
 EP_BYTES = Formula("ep.bytes_per_token", "X", "(G - 1) / G * a * H * (u_d + u_c)")
+TP_BYTES = Formula("tp.bytes_per_token", "X_t", "2 * (t - 1) * H * 2")
 EP_TIME = Formula("ep.time", "T_x", "b * X / (NV / 2)")
 MOE_LAYER_TIME = Formula("deploy.moe_layer", "T_moe", "max(T_ops, T_x)")
 TOKENS_PER_S = Formula("deploy.tokens_per_s", "tok", "b / T_step")
-FORMULAS = (KV_LAYER, KV_TOKEN, GPU_WEIGHTS, MAX_BATCH, EP_BYTES, EP_TIME, MOE_LAYER_TIME, TOKENS_PER_S)
+FORMULAS = (
+    KV_LAYER,
+    KV_TOKEN,
+    GPU_WEIGHTS,
+    GPU_WEIGHTS_TP,
+    KV_COPIES,
+    MAX_BATCH,
+    EP_BYTES,
+    TP_BYTES,
+    EP_TIME,
+    MOE_LAYER_TIME,
+    TOKENS_PER_S,
+)
 
 
 @dataclass(frozen=True)
@@ -176,7 +198,8 @@ def bytes_per_token(
 
 def split_weights(model: ModelSpec, dtype: str) -> dict[str, float]:
     """Weight bytes in ``dtype``: ``routed`` (the routed experts), ``attention`` (the attention
-    blocks) and ``other`` (dense FFNs, shared experts, router, norms, embedding, head)."""
+    weights that split over the heads, ``llm_layers.TP_SPLIT``) and ``other`` (the attention's
+    down-projection and norms, dense FFNs, shared experts, router, embedding, head)."""
     placed = llm_layers.step_ops(model, "decode", 1 << 40, 1, dtype)
     out = {"routed": 0.0, "attention": 0.0, "other": llm_ops.weight_bytes("bf16", model.vocab_size, model.hidden_size)}
     for p in placed:
@@ -185,36 +208,50 @@ def split_weights(model: ModelSpec, dtype: str) -> dict[str, float]:
         nbytes = llm_layers.count(model, p.scope) * p.op.weight_bytes
         if p.op.kind == "norm":
             nbytes = llm_layers.count(model, p.scope) * 2 * p.op.n
-        part = "routed" if p.op.kind == "grouped_gemm" else "attention" if p.scope == "layer" else "other"
+        split = p.scope == "layer" and p.op.name in llm_layers.TP_SPLIT
+        part = "routed" if p.op.kind == "grouped_gemm" else "attention" if split else "other"
         out[part] += nbytes
     return out
 
 
-def weights_per_gpu(model: ModelSpec, dtype: str, gpus: int, layout: str = "dp") -> float:
-    """Weight bytes one GPU of a ``gpus``-GPU deployment holds (``GPU_WEIGHTS``)."""
+def weights_per_gpu(model: ModelSpec, dtype: str, gpus: int, tp: int = 1) -> float:
+    """Weight bytes one GPU of a ``gpus``-GPU deployment holds (``GPU_WEIGHTS``; with
+    tensor-parallel attention of degree ``tp`` > 1, ``GPU_WEIGHTS_TP``)."""
     w = split_weights(model, dtype)
-    replicated = w["other"] + (w["attention"] if layout == "dp" else w["attention"] / gpus)
-    return GPU_WEIGHTS(W_rep=replicated, W_exp=w["routed"], G=gpus)
+    if tp == 1:
+        return GPU_WEIGHTS(W_rep=w["other"] + w["attention"], W_exp=w["routed"], G=gpus)
+    return GPU_WEIGHTS_TP(W_rep=w["other"] + w["attention"], W_att=w["attention"], t=tp, W_exp=w["routed"], G=gpus)
 
 
-def deployment(model: ModelSpec, gpu: GpuSpec, dtype: str, sizes: list[int], layout: str = "dp") -> int | None:
+def deployment(model: ModelSpec, gpu: GpuSpec, dtype: str, sizes: list[int], tp: int = 1) -> int | None:
     """The smallest of ``sizes`` (GPUs) whose weights per GPU fit the GPU's memory; None if none."""
     memory = gpu.memory_bytes.value
     for size in sorted(sizes):
-        if memory is not None and weights_per_gpu(model, dtype, size, layout) < memory:
+        if memory is not None and weights_per_gpu(model, dtype, size, tp) < memory:
             return size
     return None
 
 
-def max_batch(model: ModelSpec, gpu: GpuSpec, dtype: str, gpus: int, context: int, layout: str = "dp") -> int | None:
+def kv_copies(model: ModelSpec, tp: int) -> float:
+    """How many GPUs' worth of KV cache one GPU holds per sequence of its own (``KV_COPIES``):
+    1 with data-parallel attention; with ``tp``-way attention MLA's one latent is on all ``tp``
+    GPUs, GQA's key-value heads split down to one a GPU."""
+    att = model.attention
+    if tp == 1:
+        return 1.0
+    if isinstance(att, MlaSpec):
+        return KV_COPIES(t=tp, h_g=1, h_kv=1)
+    return KV_COPIES(t=tp, h_g=llm_layers.kv_heads_per_gpu(att, tp), h_kv=att.num_kv_heads)
+
+
+def max_batch(model: ModelSpec, gpu: GpuSpec, dtype: str, gpus: int, context: int, tp: int = 1) -> int | None:
     """Largest batch per GPU whose KV cache at ``context`` positions fits beside the weights
-    (``MAX_BATCH``); with layout ``tp`` every GPU of the group holds all ``gpus`` GPUs' KV.
-    None where the weights alone do not fit."""
-    memory, weights = gpu.memory_bytes.value, weights_per_gpu(model, dtype, gpus, layout)
+    (``MAX_BATCH``); with tensor-parallel attention (``tp`` > 1) one GPU holds ``kv_copies``
+    times its own sequences' KV. None where the weights alone do not fit."""
+    memory, weights = gpu.memory_bytes.value, weights_per_gpu(model, dtype, gpus, tp)
     if memory is None or weights >= memory:
         return None
-    sequences = MAX_BATCH(M=memory, W_gpu=weights, L=context, C=kv_bytes_per_token(model))
-    return int(sequences // gpus) if layout == "tp" else int(sequences)
+    return int(MAX_BATCH(M=memory, W_gpu=weights, L=context, C=kv_bytes_per_token(model), f=kv_copies(model, tp)))
 
 
 def ep_bytes_per_token(model: ModelSpec, gpus: int, dispatch: str, combine: str) -> dict[str, float]:
@@ -238,6 +275,13 @@ def nvlink_one_way(gpu: GpuSpec) -> float | None:
     return None if both is None else both / 2
 
 
+def tp_bytes_per_token(model: ModelSpec, tp: int) -> float:
+    """Bytes per token of a GPU's own batch and layer that tensor-parallel attention sends off
+    the GPU (``TP_BYTES``): the BF16 attention output's reduce-scatter and the all-gather of the
+    hidden states before the next attention, ``(t − 1)/t`` of the group's ``t·b`` rows each."""
+    return 0.0 if tp == 1 else TP_BYTES(t=tp, H=model.hidden_size)
+
+
 STEP_COLUMNS = [
     "batch",
     "fits",
@@ -245,8 +289,11 @@ STEP_COLUMNS = [
     "moe_memory_s",
     "moe_ops_s",
     "ep_s",
+    "tp_s",
     "moe_layer_s",
     "moe_bound",
+    "dense_ops_s",
+    "dense_layer_s",
     "step_compute_s",
     "step_memory_s",
     "step_ep_s",
@@ -266,13 +313,16 @@ def gpu_step(
     batch: int,
     kv_len: int,
     ep: dict[str, float],
+    tp: int = 1,
 ) -> dict:
-    """One GPU's decode step at ``batch`` sequences per GPU in a ``gpus``-GPU deployment."""
+    """One GPU's decode step at ``batch`` sequences per GPU in a ``gpus``-GPU deployment, the
+    attention tensor-parallel over ``tp`` GPUs (1: data-parallel)."""
     nvlink = nvlink_one_way(gpu)
+    scopes = {"layer": ("moe", "dense"), "moe_layer": ("moe",), "dense_layer": ("dense",)}
     compute = {"moe": 0.0, "step": 0.0}
     memory = {"moe": 0.0, "step": 0.0}
-    ops_s = {"moe": 0.0, "step": 0.0}
-    for p in llm_layers.step_ops(model, "decode", batch, kv_len, dtype, act, ep=gpus):
+    ops_s = {"moe": 0.0, "dense": 0.0, "model": 0.0, "step": 0.0}
+    for p in llm_layers.step_ops(model, "decode", batch, kv_len, dtype, act, ep=gpus, tp=tp):
         n = llm_layers.count(model, p.scope)
         if n == 0:
             continue
@@ -282,24 +332,37 @@ def gpu_step(
         compute["step"] += n * f
         memory["step"] += n * b
         ops_s["step"] += n * t
-        if p.scope in ("layer", "moe_layer") and model.moe is not None and model.moe_layers:
+        if p.scope == "model":
+            ops_s["model"] += t
+        for part in scopes.get(p.scope, ()):
+            ops_s[part] += t
+        if p.scope in ("layer", "moe_layer"):
             compute["moe"] += f
             memory["moe"] += b
-            ops_s["moe"] += t
-    ep_s = 0.0 if not nvlink or gpus == 1 else EP_TIME(b=batch, X=ep["bytes"], NV=2 * nvlink)
-    moe_layer = MOE_LAYER_TIME(T_ops=ops_s["moe"], T_x=ep_s)
-    step = ops_s["step"] + model.moe_layers * (moe_layer - ops_s["moe"]) if model.moe is not None else ops_s["step"]
     has_moe = model.moe is not None and model.moe_layers > 0
-    three = {"compute": compute["moe"], "memory": memory["moe"], "ep": ep_s}
-    step_three = {"compute": compute["step"], "memory": memory["step"], "ep": model.moe_layers * ep_s}
+    linked = nvlink and gpus > 1
+    ep_s = EP_TIME(b=batch, X=ep["bytes"], NV=2 * nvlink) if linked and has_moe else 0.0
+    tp_s = EP_TIME(b=batch, X=tp_bytes_per_token(model, tp), NV=2 * nvlink) if nvlink and tp > 1 else 0.0
+    moe_layer = MOE_LAYER_TIME(T_ops=ops_s["moe"], T_x=ep_s + tp_s) if has_moe else 0.0
+    dense_layer = MOE_LAYER_TIME(T_ops=ops_s["dense"], T_x=tp_s) if model.dense_layers else 0.0
+    step = ops_s["model"] + model.dense_layers * dense_layer + (model.moe_layers * moe_layer if has_moe else 0.0)
+    three = {"compute": compute["moe"], "memory": memory["moe"], "ep": ep_s + tp_s}
+    step_three = {
+        "compute": compute["step"],
+        "memory": memory["step"],
+        "ep": (model.moe_layers * ep_s if has_moe else 0.0) + model.num_layers * tp_s,
+    }
     return {
         "batch": batch,
-        "moe_compute_s": compute["moe"],
-        "moe_memory_s": memory["moe"],
-        "moe_ops_s": ops_s["moe"],
+        "moe_compute_s": compute["moe"] if has_moe else 0.0,
+        "moe_memory_s": memory["moe"] if has_moe else 0.0,
+        "moe_ops_s": ops_s["moe"] if has_moe else 0.0,
         "ep_s": ep_s,
+        "tp_s": tp_s,
         "moe_layer_s": moe_layer,
         "moe_bound": max(three, key=three.get) if has_moe else None,
+        "dense_ops_s": ops_s["dense"],
+        "dense_layer_s": dense_layer,
         "step_compute_s": compute["step"],
         "step_memory_s": memory["step"],
         "step_ep_s": step_three["ep"],

@@ -24,6 +24,14 @@ reference code does.
 ``ep``: the GPUs that share the routed experts (expert parallelism). The step is then one
 GPU's: its ``tokens`` sequences through every other op, and its ``1/ep`` of the routed experts
 fed by the tokens of all ``ep`` GPUs (``tokens · ep`` tokens routed over every expert).
+
+``tp`` (decode only): the attention's tensor-parallel degree. ``tp`` GPUs share the attention of
+their ``tokens · tp`` sequences, each GPU running ``1/tp`` of the heads over all of them: the
+head-wise weights (``TP_SPLIT``) split ``tp`` ways, the down-projection ``fused_qkv_a_proj`` and
+the norms before it replicated and run on all ``tokens · tp`` tokens, the whole cache of every
+sequence read (MLA keeps one latent for every head; GQA's key-value heads split down to one
+per GPU). After the attention each GPU goes on with its own ``tokens`` (a reduce-scatter of the
+attention output) through every other op, as with ``tp`` = 1 (data-parallel attention).
 """
 
 from __future__ import annotations
@@ -35,6 +43,8 @@ from generators.readers.llm_model import GqaSpec, MlaSpec, ModelSpec
 
 PHASES = ("decode", "prefill")
 SCOPES = ("layer", "dense_layer", "moe_layer", "model", "absorbed")
+#: Attention ops whose weights split over the heads in tensor-parallel attention.
+TP_SPLIT = ("q_b_proj", "q_nope_w_kc", "attn_w_vc", "o_proj", "qkv_proj")
 
 
 @dataclass(frozen=True)
@@ -55,17 +65,28 @@ def count(model: ModelSpec, scope: str) -> int:
 
 
 def step_ops(
-    model: ModelSpec, phase: str, tokens: int, kv_len: int, dtype: str, act: str | None = None, ep: int = 1
+    model: ModelSpec,
+    phase: str,
+    tokens: int,
+    kv_len: int,
+    dtype: str,
+    act: str | None = None,
+    ep: int = 1,
+    tp: int = 1,
 ) -> list[Placed]:
     """Every op of one step: ``tokens`` = batch (decode) or sequence length (prefill)."""
     if phase not in PHASES:
         raise ValueError(f"unknown phase {phase!r}")
+    if tp != 1 and phase != "decode":
+        raise ValueError("tensor-parallel attention is modelled for decode only")
     act = "bf16" if act is None or dtype == "bf16" else act
     att = model.attention
+    if att.num_heads % tp:
+        raise ValueError(f"{att.num_heads} attention heads do not split {tp} ways")
     if isinstance(att, MlaSpec):
-        block = _mla(model, att, phase, tokens, kv_len, dtype, act)
+        block = _mla(model, att, phase, tokens, kv_len, dtype, act, tp)
     else:
-        block = _gqa(model, att, phase, tokens, kv_len, dtype, act)
+        block = _gqa(model, att, phase, tokens, kv_len, dtype, act, tp)
     placed = [Placed("layer", op) for op in block]
     if model.dense_layers:
         placed += [Placed("dense_layer", op) for op in _dense_ffn(model, tokens, dtype, act)]
@@ -81,9 +102,11 @@ def step_ops(
     return placed + [Placed("absorbed", op) for op in _absorbed(model, phase, tokens, dtype, act)]
 
 
-def mla_projections(model: ModelSpec, att: MlaSpec, tokens: float, dtype: str, act: str = "bf16") -> dict[str, ops.Op]:
-    """The four MLA projection GEMMs at ``tokens`` tokens."""
-    h, heads = model.hidden_size, att.num_heads
+def mla_projections(
+    model: ModelSpec, att: MlaSpec, tokens: float, dtype: str, act: str = "bf16", tp: int = 1
+) -> dict[str, ops.Op]:
+    """The four MLA projection GEMMs at ``tokens`` tokens (``1/tp`` of the heads)."""
+    h, heads = model.hidden_size, att.num_heads // tp
     qk = att.qk_nope_head_dim + att.qk_rope_head_dim
     return {
         "fused_qkv_a_proj": ops.gemm(
@@ -97,13 +120,17 @@ def mla_projections(model: ModelSpec, att: MlaSpec, tokens: float, dtype: str, a
     }
 
 
-def _mla(model: ModelSpec, att: MlaSpec, phase: str, tokens: int, kv_len: int, dtype: str, act: str) -> list[ops.Op]:
-    h, heads, rope_dims = model.hidden_size, att.num_heads, att.qk_rope_head_dim
+def _mla(
+    model: ModelSpec, att: MlaSpec, phase: str, own: int, kv_len: int, dtype: str, act: str, tp: int = 1
+) -> list[ops.Op]:
+    h, heads, rope_dims = model.hidden_size, att.num_heads // tp, att.qk_rope_head_dim
     latent = att.kv_lora_rank + rope_dims  # cached per position: compressed KV + the shared RoPE key
-    proj = mla_projections(model, att, tokens, dtype, act)
+    tokens = own * tp  # the sequences whose attention this GPU runs (its own with tp = 1)
+    proj = mla_projections(model, att, tokens, dtype, act, tp)
+    replicated = mla_projections(model, att, tokens, dtype, act)["fused_qkv_a_proj"]
     head = [
         ops.rmsnorm("input_layernorm", tokens, h),
-        proj["fused_qkv_a_proj"],
+        replicated,
         ops.rmsnorm("q_a_layernorm", tokens, att.q_lora_rank),
         ops.rmsnorm("kv_a_layernorm", tokens, att.kv_lora_rank),
         proj["q_b_proj"],
@@ -124,19 +151,28 @@ def _mla(model: ModelSpec, att: MlaSpec, phase: str, tokens: int, kv_len: int, d
             rotate,
             ops.attention("attention", 1, tokens, tokens, heads, qk, att.v_head_dim, kv_read, latent),
         ]
-    return head + middle + [proj["o_proj"], ops.rmsnorm("post_attention_layernorm", tokens, h)]
+    return head + middle + [proj["o_proj"], ops.rmsnorm("post_attention_layernorm", own, h)]
 
 
-def _gqa(model: ModelSpec, att: GqaSpec, phase: str, tokens: int, kv_len: int, dtype: str, act: str) -> list[ops.Op]:
-    h, heads, kvh, hd = model.hidden_size, att.num_heads, att.num_kv_heads, att.head_dim
+def kv_heads_per_gpu(att: GqaSpec, tp: int) -> float:
+    """GQA key-value heads one GPU of a ``tp``-way attention group holds: split down to one."""
+    return max(att.num_kv_heads / tp, 1)
+
+
+def _gqa(
+    model: ModelSpec, att: GqaSpec, phase: str, own: int, kv_len: int, dtype: str, act: str, tp: int = 1
+) -> list[ops.Op]:
+    h, heads, hd = model.hidden_size, att.num_heads // tp, att.head_dim
+    kvh = att.num_kv_heads if tp == 1 else kv_heads_per_gpu(att, tp)
+    tokens = own * tp
     batch, q_len, n = (tokens, 1, kv_len) if phase == "decode" else (1, tokens, tokens)
     return [
         ops.rmsnorm("input_layernorm", tokens, h),
-        ops.gemm("qkv_proj", tokens, (heads + 2 * kvh) * hd, h, dtype, act=act),
+        ops.gemm("qkv_proj", tokens, int((heads + 2 * kvh) * hd), h, dtype, act=act),
         ops.rope("rope", tokens, heads + kvh, hd),
         ops.attention("attention", batch, q_len, n, heads, hd, hd, 2 * kvh * hd, 2 * kvh * hd),
         ops.gemm("o_proj", tokens, h, heads * hd, dtype, act=act),
-        ops.rmsnorm("post_attention_layernorm", tokens, h),
+        ops.rmsnorm("post_attention_layernorm", own, h),
     ]
 
 

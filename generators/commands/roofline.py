@@ -22,8 +22,12 @@ data-parallel attention (``--kv-layout``): ``parameters`` (total, active, embedd
 size), ``deployment`` (GPUs or null: does not fit, weights per GPU, NVLink one way, expert-
 parallel bytes per token and MoE layer), ``capacity`` (largest batch per GPU per context),
 ``throughput`` (one GPU's step per batch, ``fits`` within the KV cap), ``crossings_vs_cap``,
-``placement`` (every op at ``--placement-batch``, with its share of the step) and
-``mistakes`` (the template mistakes of issue 27, corrected; only on the GB200).
+``placement`` (every op at ``--placement-batch``, with its share of the step),
+``mistakes`` (the template mistakes of issue 27, corrected; only on the GB200) and
+``layouts`` (both KV layouts side by side, ``--kv-layout`` first: per batch and at the KV cap
+one GPU's tokens/s, with the deployment, weights per GPU, KV copies per sequence and the
+tensor-parallel bytes per token and layer; tensor-parallel attention over
+``--tensor-parallel`` GPUs, default one node of 8).
 """
 
 from __future__ import annotations
@@ -59,6 +63,9 @@ def add_arguments(parser) -> None:
     parser.add_argument("--deployments", nargs="+", help="GPU counts of the deployments to try (default per GPU)")
     parser.add_argument("--contexts", nargs="+", help=f"KV lengths of the capacity table (default {CONTEXTS})")
     parser.add_argument("--kv-layout", default="dp", help="dp (data-parallel attention, default) or tp")
+    parser.add_argument(
+        "--tensor-parallel", default="8", help="GPUs sharing a sequence's attention in layout tp (default 8)"
+    )
     parser.add_argument("--table-dtype", help="weight format of the deployment (default: the smallest of --dtype)")
     parser.add_argument("--placement-batch", default="64", help="decode batch of the placement table (default 64)")
     parser.add_argument("--root", type=Path, default=ROOT, help="project root with mkdocs.yml (default: this checkout)")
@@ -141,6 +148,13 @@ def serving_config(args, model, gpu, sizes: list[int], weights: list[str], kv_le
     )
     contexts = [_positive("--contexts", t) for t in args.contexts or []] or list(CONTEXTS)
     placement = _positive("--placement-batch", args.placement_batch)
+    tp = _positive("--tensor-parallel", args.tensor_parallel)
+    if tp < 2 or any(n % tp for n in deployments) or model.attention.num_heads % tp:
+        raise UserError(
+            None,
+            f"--tensor-parallel: {tp} must be at least 2 and divide every deployment "
+            f"({', '.join(map(str, deployments))}) and the {model.attention.num_heads} attention heads",
+        )
     batches = sorted(set(sizes) | {placement})
     doc = {
         "schema": "profsite.report/1",
@@ -152,7 +166,13 @@ def serving_config(args, model, gpu, sizes: list[int], weights: list[str], kv_le
         "weights": weights,
         "decode": {"batches": batches, "kv_len": kv_len},
         "activations": {w: "bf16" for w in weights} if args.acts == "bf16" else {},
-        "serving": {"contexts": sorted(set(contexts)), "kv_layout": args.kv_layout, "placement_batch": placement},
+        "serving": {
+            "contexts": sorted(set(contexts)),
+            "kv_layout": args.kv_layout,
+            "kv_layout_options": [x for x in ("dp", "tp") if x != args.kv_layout],
+            "tensor_parallel": tp,
+            "placement_batch": placement,
+        },
     }
     try:
         return msgspec.convert(doc, Config)
@@ -174,6 +194,7 @@ def deployment(model, gpu, config) -> dict:
         "conventions": {
             "activations": analysis.acts_of(config, model),
             "kv_layout": config.serving.kv_layout,
+            "tensor_parallel": config.serving.tensor_parallel,
             "dispatch": config.serving.dispatch,
             "combine": config.serving.combine,
             "nvlink": "one way: half the bidirectional figure",
@@ -195,6 +216,7 @@ def deployment(model, gpu, config) -> dict:
         "crossings_vs_cap": _records(analysis.crossings_vs_cap(crossings, deploy, through)),
         "placement": _records(analysis.placement(ops, config)),
         "mistakes": _records(analysis.mistakes(model, [gpu], config)),
+        "layouts": _records(analysis.layouts([model], [gpu], config)),
     }
 
 
@@ -290,6 +312,13 @@ def render(doc: dict) -> str:
         ]
         headers = ["batch/GPU", "KV fits", "tokens/s/GPU", "MoE bound", "EP us", "MoE ops us"]
         out += ["", f"one GPU's decode step at KV {doc['kv_len']}", tabulate(rows, headers=headers)]
+        rows = [
+            [x["kv_layout"], x["tensor_parallel"], _number(x["max_batch"]), x["batch"], _number(x["tokens_per_s"])]
+            for x in dep["layouts"]
+            if x["fits"]
+        ]
+        headers = ["layout", "tp", "KV cap", "batch/GPU", "tokens/s/GPU"]
+        out += ["", "KV layouts (within the KV cap)", tabulate(rows, headers=headers)]
     return "\n".join(out)
 
 

@@ -51,6 +51,7 @@ UNITS = (
     Unit("roofline.deployments", MODEL, f"{_D}:deployments", _MODEL, doc="deployment and EP bytes per GPU"),
     Unit("roofline.kv_capacity", MODEL, f"{_D}:kv_capacity", _MODEL, doc="largest batch per GPU per context"),
     Unit("roofline.throughput", MODEL, f"{_D}:throughput", _MODEL, doc="tokens/s per GPU, capped by KV"),
+    Unit("roofline.kv_layouts", MODEL, f"{_D}:kv_layouts", _MODEL, doc="KV cap and tokens/s per KV layout"),
     Unit("roofline.ep_traffic", MODEL, f"{_D}:ep_traffic", _MODEL, doc="MoE layer: compute, memory, traffic"),
     Unit("roofline.crossing_cap", MODEL, f"{_D}:crossing_cap", _MODEL, doc="crossing batches against the KV cap"),
     Unit("roofline.placement", MODEL, f"{_D}:placement", _GPU, doc="kernel placement per op, one denominator"),

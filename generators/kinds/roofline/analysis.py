@@ -245,6 +245,8 @@ DEPLOY_COLUMNS = [
     "weights_per_gpu",
     "memory",
     "kv_layout",
+    "tensor_parallel",
+    "kv_copies",
     "nvlink_one_way",
     "nvlink_domain_exceeded",
     "dispatch_bytes",
@@ -258,15 +260,19 @@ def _format(config: Config, gpu_id: str) -> str:
     return next(g.tables for g in config.gpus if g.hardware == gpu_id)
 
 
-def deployments(models: list[ModelSpec], gpus: list[GpuSpec], config: Config) -> pd.DataFrame:
-    """Per model and GPU (at its table format): the deployment, weights per GPU and EP bytes."""
+def deployments(
+    models: list[ModelSpec], gpus: list[GpuSpec], config: Config, layout: str | None = None
+) -> pd.DataFrame:
+    """Per model and GPU (at its table format): the deployment, weights per GPU and EP bytes,
+    in ``layout`` (default: the configured ``serving.kv_layout``)."""
     rows = []
-    layout, s = config.serving.kv_layout, config.serving
+    layout, s = layout or config.serving.kv_layout, config.serving
+    tp = config.tp_of(layout)
     for m in models:
         for gpu in gpus:
             entry = next(g for g in config.gpus if g.hardware == gpu.id)
             w = entry.tables
-            n = llm_deploy.deployment(m, gpu, w, entry.deployments, layout)
+            n = llm_deploy.deployment(m, gpu, w, entry.deployments, tp)
             ep = llm_deploy.ep_bytes_per_token(m, n or 1, s.dispatch, s.combine)
             rows.append(
                 (
@@ -276,9 +282,11 @@ def deployments(models: list[ModelSpec], gpus: list[GpuSpec], config: Config) ->
                     acts_of(config, m).get(w, w) if w != "bf16" else "bf16",
                     tuple(entry.deployments),
                     n,
-                    None if n is None else llm_deploy.weights_per_gpu(m, w, n, layout),
+                    None if n is None else llm_deploy.weights_per_gpu(m, w, n, tp),
                     gpu.memory_bytes.value,
                     layout,
+                    tp,
+                    llm_deploy.kv_copies(m, tp),
                     llm_deploy.nvlink_one_way(gpu),
                     bool(n is not None and n > NVLINK_DOMAIN.get(gpu.id, 8)),
                     ep["dispatch"],
@@ -294,39 +302,51 @@ NVLINK_DOMAIN = {"gb200": 72}
 
 
 def capacity(models: list[ModelSpec], gpus: list[GpuSpec], config: Config, deploy: pd.DataFrame) -> pd.DataFrame:
+    """Largest batch per GPU at each context, in the layout of ``deploy`` (``deployments``)."""
     rows = []
-    layout = config.serving.kv_layout
+    layout = deploy["kv_layout"].iloc[0] if len(deploy) else config.serving.kv_layout
+    tp = config.tp_of(layout)
     for m in models:
         for gpu in gpus:
             d = deploy[(deploy["model"] == m.id) & (deploy["gpu"] == gpu.id)].iloc[0]
             n = None if pd.isna(d["gpus"]) else int(d["gpus"])
             for context in config.serving.contexts:
-                batch = None if n is None else llm_deploy.max_batch(m, gpu, d["weights"], n, context, layout)
+                batch = None if n is None else llm_deploy.max_batch(m, gpu, d["weights"], n, context, tp)
                 rows.append((m.id, gpu.id, d["weights"], n, context, context * llm_deploy.kv_bytes_per_token(m), batch))
     return pd.DataFrame(rows, columns=CAPACITY_COLUMNS).astype({"gpus": "Int64", "max_batch": "Int64"})
 
 
-THROUGHPUT_COLUMNS = ["model", "gpu", "weights", "gpus", "kv_len", "max_batch", *llm_deploy.STEP_COLUMNS]
+THROUGHPUT_COLUMNS = [
+    "model",
+    "gpu",
+    "weights",
+    "gpus",
+    "kv_layout",
+    "tensor_parallel",
+    "kv_len",
+    "max_batch",
+    *llm_deploy.STEP_COLUMNS,
+]
 
 
 def throughput(models: list[ModelSpec], gpus: list[GpuSpec], config: Config, deploy: pd.DataFrame) -> pd.DataFrame:
     """One GPU's decode step per batch of the configuration and at the KV cap (``max_batch``
-    at ``decode.kv_len``); ``fits`` false beyond the cap. Nothing where the model does not fit,
-    and nothing with tensor-parallel attention (``kv_layout: tp``), which this step does not model."""
+    at ``decode.kv_len``), in the layout of ``deploy``; ``fits`` false beyond the cap. Nothing
+    where the model does not fit."""
     rows = []
     kv_len = config.decode.kv_len
-    if config.serving.kv_layout != "dp":  # the step is modelled for data-parallel attention only
-        return pd.DataFrame(rows, columns=THROUGHPUT_COLUMNS)
+    layout = deploy["kv_layout"].iloc[0] if len(deploy) else config.serving.kv_layout
+    tp = config.tp_of(layout)
     for m in models:
         for gpu in gpus:
             d = deploy[(deploy["model"] == m.id) & (deploy["gpu"] == gpu.id)].iloc[0]
             if pd.isna(d["gpus"]):
                 continue
             n = int(d["gpus"])
-            cap = llm_deploy.max_batch(m, gpu, d["weights"], n, kv_len, config.serving.kv_layout)
+            cap = llm_deploy.max_batch(m, gpu, d["weights"], n, kv_len, tp)
             ep = {"bytes": d["ep_bytes"]}
             for batch in sorted(set(config.decode.batches) | ({cap} if cap else set())):
-                step = llm_deploy.gpu_step(m, gpu, d["weights"], d["act"], n, batch, kv_len, ep)
+                step = llm_deploy.gpu_step(m, gpu, d["weights"], d["act"], n, batch, kv_len, ep, tp)
                 step["fits"] = cap is not None and batch <= cap
                 rows.append(
                     {
@@ -334,12 +354,69 @@ def throughput(models: list[ModelSpec], gpus: list[GpuSpec], config: Config, dep
                         "gpu": gpu.id,
                         "weights": d["weights"],
                         "gpus": n,
+                        "kv_layout": layout,
+                        "tensor_parallel": tp,
                         "kv_len": kv_len,
                         "max_batch": cap,
                         **step,
                     }
                 )
     return pd.DataFrame(rows, columns=THROUGHPUT_COLUMNS)
+
+
+LAYOUT_COLUMNS = [
+    "model",
+    "gpu",
+    "kv_layout",
+    "default",
+    "tensor_parallel",
+    "kv_copies",
+    "gpus",
+    "weights_per_gpu",
+    "tp_bytes",
+    "kv_len",
+    "max_batch",
+    "batch",
+    "fits",
+    "tp_s",
+    "step_s",
+    "tokens_per_s",
+]
+
+
+def layouts(models: list[ModelSpec], gpus: list[GpuSpec], config: Config) -> pd.DataFrame:
+    """Every configured KV layout (``Config.kv_layouts``, the default first) side by side: per
+    model, GPU and layout its deployment, weights per GPU, KV copies, the tensor-parallel bytes
+    per token and layer, and one GPU's tokens/s at each decode batch and at the KV cap
+    (``max_batch`` at ``decode.kv_len``)."""
+    rows = []
+    for layout in config.kv_layouts:
+        deploy = deployments(models, gpus, config, layout)
+        through = throughput(models, gpus, config, deploy)
+        for d in deploy.itertuples():
+            base = {
+                "model": d.model,
+                "gpu": d.gpu,
+                "kv_layout": layout,
+                "default": layout == config.serving.kv_layout,
+                "tensor_parallel": d.tensor_parallel,
+                "kv_copies": d.kv_copies,
+                "gpus": d.gpus,
+                "weights_per_gpu": d.weights_per_gpu,
+                "tp_bytes": llm_deploy.tp_bytes_per_token(
+                    next(m for m in models if m.id == d.model), d.tensor_parallel
+                ),
+                "kv_len": config.decode.kv_len,
+            }
+            part = through[(through["model"] == d.model) & (through["gpu"] == d.gpu)]
+            if part.empty:  # does not fit
+                rows.append({**base, "max_batch": None, "batch": None, "fits": False})
+            for r in part.itertuples():
+                rows.append(
+                    {**base, "max_batch": r.max_batch, "batch": r.batch, "fits": r.fits}
+                    | {"tp_s": r.tp_s, "step_s": r.step_s, "tokens_per_s": r.tokens_per_s}
+                )
+    return pd.DataFrame(rows, columns=LAYOUT_COLUMNS).astype({"gpus": "Int64", "max_batch": "Int64", "batch": "Int64"})
 
 
 CAP_COLUMNS = [
@@ -459,7 +536,8 @@ def mistakes(model: ModelSpec, gpus: list[GpuSpec], config: Config) -> pd.DataFr
     def intensity(o: llm_ops.Op) -> float:
         return op_roofline.INTENSITY(F=o.flops, B=o.bytes)
 
-    b1 = [p.op for p in llm_layers.step_ops(model, "decode", 1, 1, "fp4", acts.get("fp4", "fp4"))]
+    placed = llm_layers.step_ops(model, "decode", 1, 1, "fp4", acts.get("fp4", "fp4"))
+    b1 = [p.op for p in placed if p.scope != "absorbed"]  # what a decode step runs
     fp4_max = max(intensity(o) for o in b1 if o.kind in ("gemm", "grouped_gemm") and o.dtype == "fp4")
     qb, bmm = op("q_b_proj", 128, "fp4"), op("q_nope_w_kc", 64, "fp4")
     fused1, fused16 = op("fused_qkv_a_proj", 1, "bf16"), op("fused_qkv_a_proj", 16, "bf16")

@@ -23,7 +23,12 @@ roofline``; edit it by hand::
                                         # default: the model's serving recipe (llm_deploy.RECIPES)
     serving:                            # optional: the deployment analysis (analysis.llm_deploy)
       contexts: [4096, 16384, 32768, 131072]   # KV lengths of the capacity table
-      kv_layout: dp                     # dp: data-parallel attention; tp: tensor-parallel
+      kv_layout: dp                     # the layout of the deployment tables: dp (data-parallel
+                                        # attention) or tp (tensor-parallel attention)
+      kv_layout_options: [tp]           # further layouts whose KV cap and tokens/s the page
+                                        # shows beside it (default: none)
+      tensor_parallel: 8                # GPUs that share a sequence's attention in layout tp;
+                                        # divides every deployment and the attention heads
       dispatch: fp8                     # expert-parallel dispatch format (scales included)
       combine: bf16                     # expert-parallel combine format
       placement_batch: 64               # decode batch of the kernel-placement tables
@@ -52,6 +57,8 @@ class Gpu(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
 class Serving(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     contexts: list[int] = msgspec.field(default_factory=lambda: [4096, 16384, 32768, 131072])
     kv_layout: Literal["dp", "tp"] = "dp"
+    kv_layout_options: list[Literal["dp", "tp"]] = msgspec.field(default_factory=list)
+    tensor_parallel: int = 8
     dispatch: Weights = "fp8"
     combine: Weights = "bf16"
     placement_batch: int = 64
@@ -105,6 +112,16 @@ class Config(ReportBase, tag="roofline"):
         for gpu in self.gpus:
             _sizes(f"gpus: {gpu.hardware} deployments", gpu.deployments)
         _sizes("serving.contexts", self.serving.contexts)
+        s = self.serving
+        if len(set(s.kv_layout_options)) != len(s.kv_layout_options) or s.kv_layout in s.kv_layout_options:
+            raise ValueError("serving.kv_layout_options: layouts other than kv_layout, each once")
+        if s.tensor_parallel < 2:
+            raise ValueError("serving.tensor_parallel: at least 2 GPUs share a tensor-parallel attention")
+        for gpu in self.gpus:
+            if "tp" in self.kv_layouts and any(n % s.tensor_parallel for n in gpu.deployments):
+                raise ValueError(
+                    f"serving.tensor_parallel: {s.tensor_parallel} does not divide every deployment of {gpu.hardware}"
+                )
         if self.serving.placement_batch not in self.decode.batches:
             raise ValueError("serving.placement_batch: must be one of decode.batches")
         for w, a in self.activations.items():
@@ -112,3 +129,12 @@ class Config(ReportBase, tag="roofline"):
                 raise ValueError("activations: BF16 weights take BF16 activations")
         if self.curve_max_batch < self.decode.batches[-1]:
             raise ValueError("curve_max_batch: must be at least the largest decode batch")
+
+    @property
+    def kv_layouts(self) -> list[str]:
+        """Every layout the deployment analysis computes, the default first."""
+        return [self.serving.kv_layout, *self.serving.kv_layout_options]
+
+    def tp_of(self, layout: str) -> int:
+        """The attention's tensor-parallel degree in ``layout`` (1: data-parallel)."""
+        return self.serving.tensor_parallel if layout == "tp" else 1

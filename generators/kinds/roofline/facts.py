@@ -81,6 +81,15 @@ table format):
 ``<gpu>.cap.<op>.per_gpu``                  per-GPU crossing batch in the deployment;
 ``<gpu>.cap.below`` / ``.experts_below``    GEMMs (routed-expert GEMMs) crossing within the cap
 ``<gpu>.placement.<op>.share``              share of the step at ``serving.placement_batch``
+``<gpu>.layout.<dp|tp>.gpus`` /             per KV layout (``serving.kv_layout`` and its
+``.weights_per_gpu`` / ``.kv_copies`` /     options): deployment, weight bytes per GPU, KV
+``.tp_bytes`` / ``.kv_cap``                 copies, tensor-parallel bytes per token and
+                                            layer, batch cap at ``decode.kv_len``
+``<gpu>.layout.<dp|tp>.tput.<b<B>|cap>.``   tokens/s per GPU at batch B (``cap``: at the KV
+``tokens_per_s`` / ``.fits`` / ``.tp``      cap), 1 within the cap, ns of tensor-parallel
+                                            traffic per layer
+``<gpu>.layout.ratio.cap``                  tokens/s at the tp cap ÷ at the dp cap
+``layout.ratio.cap_max``                    the largest of those over the GPUs
 ``mistake.<key>.value`` / ``.value2`` /     the template mistakes' corrections
 ``.ridge`` / ``.template_ridge``
 ==========================================  ===============================================
@@ -458,6 +467,43 @@ def _deploy(result, model_id: str) -> dict[str, Quantity]:
         out[f"{gpu}.cap.experts_below"] = Quantity(int(experts["below_cap"].sum()), "count")
     for r in result.placement[result.placement["model"] == model_id].itertuples():
         out[f"{r.gpu}.placement.{r.op}.share"] = Quantity(r.step_share, "fraction")
+    out.update(_layouts(result, model_id))
+    return out
+
+
+def _layouts(result, model_id: str) -> dict[str, Quantity]:
+    """Per GPU and KV layout: the deployment, KV cap and tokens/s (``analysis.layouts``)."""
+    out = {}
+    frame = result.layouts
+    if frame.empty:
+        return out
+    frame = frame[frame["model"] == model_id]
+    for (gpu, layout), part in frame.groupby(["gpu", "kv_layout"], sort=False):
+        key = f"{gpu}.layout.{layout}"
+        first = part.iloc[0]
+        out[f"{key}.kv_copies"] = Quantity(float(first["kv_copies"]), "count")
+        out[f"{key}.tp_bytes"] = Quantity(float(first["tp_bytes"]), "count")  # bytes, plain
+        out[f"{key}.tensor_parallel"] = Quantity(int(first["tensor_parallel"]), "count")
+        if pd.isna(first["gpus"]):
+            continue
+        out[f"{key}.gpus"] = Quantity(int(first["gpus"]), "count")
+        out[f"{key}.weights_per_gpu"] = Quantity(float(first["weights_per_gpu"]), "bytes")
+        cap = first["max_batch"]
+        if pd.isna(cap):
+            continue
+        out[f"{key}.kv_cap"] = Quantity(int(cap), "count")
+        for r in part.itertuples():
+            for name in [f"b{r.batch}"] + (["cap"] if r.batch == cap else []):
+                out[f"{key}.tput.{name}.tokens_per_s"] = Quantity(r.tokens_per_s, "tokens_per_s")
+                out[f"{key}.tput.{name}.fits"] = Quantity(int(r.fits), "count")
+                out[f"{key}.tput.{name}.tp"] = Quantity(r.tp_s * 1e9, "ns")
+    for gpu in dict.fromkeys(frame["gpu"]):
+        dp, tp = out.get(f"{gpu}.layout.dp.tput.cap.tokens_per_s"), out.get(f"{gpu}.layout.tp.tput.cap.tokens_per_s")
+        if dp is not None and tp is not None:
+            out[f"{gpu}.layout.ratio.cap"] = Quantity(tp.value / dp.value, "fraction")
+    ratios = [v.value for k, v in out.items() if k.endswith(".layout.ratio.cap")]
+    if ratios:
+        out["layout.ratio.cap_max"] = Quantity(max(ratios), "fraction")
     return out
 
 

@@ -58,6 +58,7 @@ class Roofline:
     mla: pd.DataFrame = field(default_factory=pd.DataFrame)  # analysis.MLA_COLUMNS: the measured MLA decode
     fits: pd.DataFrame = field(default_factory=pd.DataFrame)  # analysis.FIT_COLUMNS: small GEMMs, both flushes
     flush_pairs: pd.DataFrame = field(default_factory=pd.DataFrame)  # analysis.flush_pairs
+    layouts: pd.DataFrame = field(default_factory=pd.DataFrame)  # analysis.LAYOUT_COLUMNS: every KV layout
     facts: dict[str, Quantity] = field(default_factory=dict)
 
     @property
@@ -196,6 +197,7 @@ def compute(cat: Catalog, options: dict[str, str]) -> Roofline:
         ),
         fits=analysis.small_gemm_fit(bench),
         flush_pairs=analysis.flush_pairs(bench),
+        layouts=analysis.layouts(model_list, gpu_list, config),
     )
     result.facts.update(facts(result))
     return result

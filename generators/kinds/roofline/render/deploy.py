@@ -6,10 +6,13 @@ frames or a fact."""
 
 from __future__ import annotations
 
+import pandas as pd
+
 from generators.analysis import llm_deploy
 from generators.kinds.roofline.render import labels as L
 from generators.kinds.roofline.render.tables import fact, gpus_of, model_of
 from generators.pieces import Cell, fragment, key_of
+from generators.render import prose
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder, link, text
 
@@ -117,11 +120,12 @@ def deployments(result, tr: Translator, options: dict) -> object:
     if result.config.serving.kv_layout == "tp":
         layout = tr.gettext(
             N_(
-                "Tensor-parallel attention: the attention blocks' weights are split over the deployment's GPUs and "
-                "every GPU keeps the latent KV cache of all its sequences; the tokens/s tables are not modelled for it."
-            )
+                "Tensor-parallel attention over {t} GPUs: the head-wise attention weights are split {t} ways and "
+                "every GPU of the group keeps the latent KV cache of all the group's sequences."
+            ),
+            t=tr.integer(result.config.serving.tensor_parallel),
         )
-        return fragment(t.build(), layout + "\n")
+        return fragment(t.build(), prose.method_block(layout) + "\n")
     legend = tr.gettext(
         N_(
             "The smallest configured deployment whose weights per GPU fit the GPU's memory. Data-parallel attention: "
@@ -150,7 +154,7 @@ def kv_capacity(result, tr: Translator, options: dict) -> object:
         rows = frame[frame["gpu"] == gpu]
         by_c = dict(zip(rows["context"], rows["max_batch"]))
         n = rows["gpus"].iloc[0]
-        fits = not (n is None or n != n or str(n) == "<NA>")
+        fits = not pd.isna(n)
         cells = [Cell(tr.integer(int(by_c[c])), int(by_c[c])) if fits else Cell(none, None) for c in contexts]
         t.row(key_of(gpu), _gpu_label(result, gpu, tr), int(n) if fits else None, *cells)
     legend = tr.gettext(
@@ -187,6 +191,73 @@ def throughput(result, tr: Translator, options: dict) -> object:
         kv=tr.integer(result.config.decode.kv_len),
     )
     return fragment(t.build(), legend + "\n")
+
+
+#: KV layout -> how the table names it (``serving.kv_layout`` / ``kv_layout_options``).
+LAYOUTS = {"dp": N_("Data-parallel attention"), "tp": N_("Tensor-parallel attention over {t} GPUs")}
+
+
+def kv_layouts(result, tr: Translator, options: dict) -> object:
+    """Every configured KV layout side by side per GPU: the default first, each named, with its
+    deployment, KV copies, KV cap and tokens/s per GPU per batch (a dash beyond the cap)."""
+    model = model_of(result, options)
+    frame = result.layouts
+    if frame.empty or len(result.config.kv_layouts) < 2:
+        return fragment("")
+    frame = frame[frame["model"] == model]
+    batches = result.config.decode.batches
+    t = TableBuilder(key_of("kv-layouts", model), tr)
+    t.col("gpu", N_("GPU")).col("layout", N_("Attention and KV cache")).col("gpus", N_("GPUs"), "count")
+    t.col("wpg", N_("Weights per GPU"), "gb1").col("copies", N_("KV copies per sequence"), "count")
+    t.col("cap", N_("KV cap (batch per GPU)"), "count").col("at-cap", N_("At the cap (tokens/s)"), "count")
+    t.col("step", N_("Step at the cap"), "ms")
+    for b in batches:
+        t.col(f"b{b}", L.size_header("decode", b, tr), "count", translated=True)
+    none = tr.gettext(N_("does not fit"))
+    pairs = [(g, x) for g in dict.fromkeys(frame["gpu"]) for x in result.config.kv_layouts]  # the default first
+    for gpu, layout in pairs:
+        rows = frame[(frame["gpu"] == gpu) & (frame["kv_layout"] == layout)]
+        if rows.empty:
+            continue
+        first = rows.iloc[0]
+        name = tr.gettext(LAYOUTS[layout], t=tr.integer(int(first["tensor_parallel"])))
+        name = tr.gettext(N_("{layout} (default)"), layout=name) if bool(first["default"]) else name
+        fits = not pd.isna(first["gpus"])
+        by_b = {int(r.batch): r for r in rows.itertuples() if not pd.isna(r.batch)}
+        cap = None if not fits or pd.isna(first["max_batch"]) else int(first["max_batch"])
+        cells = [by_b[b].tokens_per_s if b in by_b and by_b[b].fits else None for b in batches]
+        t.row(
+            key_of(gpu, layout),
+            _gpu_label(result, gpu, tr),
+            name,
+            Cell(tr.integer(int(first["gpus"])), int(first["gpus"])) if fits else Cell(none, None),
+            first["weights_per_gpu"] if fits else None,
+            first["kv_copies"],
+            cap,
+            by_b[cap].tokens_per_s if cap is not None and cap in by_b else None,
+            by_b[cap].step_s * 1e9 if cap is not None and cap in by_b else None,
+            *cells,
+        )
+    legend = tr.gettext(
+        N_(
+            "Predicted tokens per second per GPU at KV {kv}, per KV layout, and the decode step at the cap (the "
+            "time between two tokens of a sequence); a dash where the batch's KV cache does not fit. "
+            "Tensor-parallel attention: {t} GPUs share the attention of their sequences, each running 1/{t} of "
+            "the heads over all of them, so MLA's one latent per position is on all {t} GPUs ({t} KV copies per "
+            "sequence); the head-wise attention weights (`q_b_proj`, `w_kc`, `w_vc`, `o_proj`) split {t} ways, "
+            "`fused_qkv_a_proj` and the norms replicated; after the attention each GPU takes its own tokens "
+            "through the FFNs and its share of the routed experts as in the default layout. Every layer adds the "
+            "traffic of the attention output's `reduce-scatter` and of the `all-gather` before the next "
+            "attention, {x} bytes per token (BF16) over NVLink one way, overlapped like the expert-parallel "
+            "traffic."
+        ),
+        kv=tr.integer(result.config.decode.kv_len),
+        t=tr.integer(result.config.serving.tensor_parallel),
+        x=tr.integer(int(frame[frame["kv_layout"] == "tp"]["tp_bytes"].max() or 0))
+        if "tp" in set(frame["kv_layout"])
+        else L.DASH,
+    )
+    return fragment(t.build(), prose.method_block(legend) + "\n")
 
 
 def ep_traffic(result, tr: Translator, options: dict) -> object:

@@ -83,8 +83,11 @@ FORMULAS = {
     "kv.per_layer": N_("KV-cache bytes per position and layer (BF16)"),
     "kv.per_token": N_("KV-cache bytes per position, all layers"),
     "deploy.weights_per_gpu": N_("Weight bytes per GPU (data-parallel attention, expert-parallel routed experts)"),
+    "deploy.weights_per_gpu_tp": N_("Weight bytes per GPU with tensor-parallel attention"),
+    "deploy.kv_copies": N_("KV copies per sequence with tensor-parallel attention (1 with data-parallel)"),
     "deploy.max_batch": N_("Largest batch per GPU whose KV cache fits (rounded down)"),
     "ep.bytes_per_token": N_("Expert-parallel bytes per token and MoE layer that leave a GPU"),
+    "tp.bytes_per_token": N_("Tensor-parallel bytes per token and layer that leave a GPU"),
     "ep.time": N_("Expert-parallel traffic time of a MoE layer"),
     "deploy.moe_layer": N_("A MoE layer's time in a deployment"),
     "deploy.tokens_per_s": N_("Tokens per second per GPU"),
@@ -116,6 +119,9 @@ SYMBOLS = {
     "H, u_d, u_c": N_("hidden size; bytes per element of the dispatch and of the combine"),
     "X, NV": N_("expert-parallel bytes per token and MoE layer; NVLink bytes/s, both directions"),
     "b_max, tok, T_step": N_("largest batch per GPU, tokens per second per GPU, one GPU's step time"),
+    "t, W_att": N_("GPUs sharing a sequence's attention (tensor-parallel degree); head-wise attention weight bytes"),
+    "f, h_g, h_kv": N_("KV copies per sequence; key-value heads per GPU and of the model (MLA: 1 and 1)"),
+    "X_t": N_("tensor-parallel bytes per token and layer: the attention output's `reduce-scatter` and `all-gather`"),
     "T_x, T_ops, T_moe": N_("a MoE layer's traffic time, its ops' summed roofline time, its time"),
 }
 
