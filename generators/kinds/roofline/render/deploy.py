@@ -10,6 +10,7 @@ from generators.analysis import llm_deploy
 from generators.kinds.roofline.render import labels as L
 from generators.kinds.roofline.render.tables import fact, gpus_of, model_of
 from generators.pieces import Cell, fragment, key_of
+from generators.render import prose
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder, link, text
 
@@ -55,7 +56,7 @@ def params(result, tr: Translator, options: dict) -> object:
             "KV cache in BF16: MLA keeps the 512-wide latent and the 64-wide RoPE key per position and layer."
         )
     )
-    return fragment(t.build(), legend + "\n", "".join(f"- {i}\n" for i in items))
+    return fragment(t.build(), prose.method_block(legend) + "\n", "".join(f"- {i}\n" for i in items))
 
 
 def bytes_per_token(result, tr: Translator, options: dict) -> object:
@@ -84,7 +85,7 @@ def bytes_per_token(result, tr: Translator, options: dict) -> object:
         ),
         kv=tr.integer(result.config.decode.kv_len),
     )
-    return fragment(legend + "\n", t.build())
+    return fragment(prose.method_block(legend) + "\n", t.build())
 
 
 def deployments(result, tr: Translator, options: dict) -> object:
@@ -121,7 +122,7 @@ def deployments(result, tr: Translator, options: dict) -> object:
                 "every GPU keeps the latent KV cache of all its sequences; the tokens/s tables are not modelled for it."
             )
         )
-        return fragment(t.build(), layout + "\n")
+        return fragment(t.build(), prose.method_block(layout) + "\n")
     legend = tr.gettext(
         N_(
             "The smallest configured deployment whose weights per GPU fit the GPU's memory. Data-parallel attention: "
@@ -134,7 +135,7 @@ def deployments(result, tr: Translator, options: dict) -> object:
             "traffic between nodes crosses the network, which this model does not time."
         )
     )
-    return fragment(t.build(), legend + "\n")
+    return fragment(t.build(), prose.method_block(legend) + "\n")
 
 
 def kv_capacity(result, tr: Translator, options: dict) -> object:
@@ -159,7 +160,7 @@ def kv_capacity(result, tr: Translator, options: dict) -> object:
             "the weights per GPU; nothing is reserved for activations or workspaces, so real limits are lower."
         )
     )
-    return fragment(t.build(), legend + "\n")
+    return fragment(t.build(), prose.method_block(legend) + "\n")
 
 
 def throughput(result, tr: Translator, options: dict) -> object:
@@ -186,7 +187,7 @@ def throughput(result, tr: Translator, options: dict) -> object:
         ),
         kv=tr.integer(result.config.decode.kv_len),
     )
-    return fragment(t.build(), legend + "\n")
+    return fragment(t.build(), prose.method_block(legend) + "\n")
 
 
 def ep_traffic(result, tr: Translator, options: dict) -> object:
@@ -219,7 +220,7 @@ def ep_traffic(result, tr: Translator, options: dict) -> object:
             "the three bounds the layer."
         )
     )
-    return fragment(t.build(), legend + "\n")
+    return fragment(t.build(), prose.method_block(legend) + "\n")
 
 
 def crossing_cap(result, tr: Translator, options: dict) -> object:
@@ -255,7 +256,7 @@ def crossing_cap(result, tr: Translator, options: dict) -> object:
         ),
         kv=tr.integer(result.config.decode.kv_len),
     )
-    return fragment(t.build(), legend + "\n")
+    return fragment(t.build(), prose.method_block(legend) + "\n")
 
 
 def placement(result, tr: Translator, options: dict) -> object:
@@ -298,7 +299,7 @@ def placement(result, tr: Translator, options: dict) -> object:
         ),
         b=tr.integer(result.config.serving.placement_batch),
     )
-    return fragment(legend + "\n", *out)
+    return fragment(prose.method_block(legend) + "\n", *out)
 
 
 #: Op and kernel names the mistakes table shows as code.
