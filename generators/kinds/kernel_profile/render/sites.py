@@ -38,8 +38,12 @@ SITES_LEGEND = N_(
 )
 
 
+PROJECTIONS = ("aten::mm", "aten::addmm", "aten::linear")  # the operators of a projection's GEMM
+
+
 def _multi_grid(rows) -> int:
-    """How many kernels of ``rows`` run with more than one grid."""
+    """How many kernels of ``rows`` run projections (GEMM operators) with more than one grid."""
+    rows = rows[rows["op"].isin(PROJECTIONS)]
     if not len(rows):
         return 0
     grids = rows.assign(grid=list(zip(rows["grid_x"], rows["grid_y"], rows["grid_z"])))
