@@ -53,6 +53,10 @@ def tighten(text: str) -> str:
     return _LOOSE.sub("", text)
 
 
+#: the invisible marks of generators.render.prose (a claim's condition, method marks)
+_VISIBLE = re.compile("\ue0a1[^\ue0a3]*\ue0a3|[\ue0a2\ue0a5\ue0a6]")
+
+
 def _is_fullwidth_punctuation(char: str) -> bool:
     return unicodedata.east_asian_width(char) in ("W", "F") and unicodedata.category(char).startswith("P")
 
@@ -141,7 +145,8 @@ class Translator:
         for part in (p.strip() for p in parts):
             if not part:
                 continue
-            tight = out and (_is_fullwidth_punctuation(out[-1]) or _is_fullwidth_punctuation(part[0]))
+            seen, next_ = _VISIBLE.sub("", out)[-1:], _VISIBLE.sub("", part)[:1]  # not the prose marks
+            tight = out and (_is_fullwidth_punctuation(seen or " ") or _is_fullwidth_punctuation(next_ or " "))
             out += part if not out or tight else " " + part
         return out
 

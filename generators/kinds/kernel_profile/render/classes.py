@@ -11,7 +11,7 @@ from generators.analysis.classify import MEAN_COLUMNS
 from generators.kinds.kernel_profile.render import labels as L
 from generators.kinds.kernel_profile.render.tables import fact
 from generators.pieces import fragment, key_of
-from generators.render import tables
+from generators.render import prose, tables
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder
 
@@ -28,25 +28,31 @@ def classification(result, tr: Translator, options: dict) -> object:
     for r in v.class_counts.itertuples():
         t.row(r.cls, L.cls(r.cls, tr), r.launches, r.launch_share, r.time_share)
     by_site = N_(
-        "{profiled} profiled launches. Share of kernel time: the trace time of the call sites in the "
-        "class (a call site takes the class most of its profiled launches have, or its kernel's when none "
-        "was joined to it; without profiled launches it is unknown). Latency-bound: {grid} launches have "
-        "fewer than {min_grid} thread blocks, {idle} more keep both units below {busy} of peak."
+        "Share of kernel time: the trace time of the call sites in the class (a call site takes the class most "
+        "of its profiled launches have, or its kernel's when none was joined to it; without profiled launches it "
+        "is unknown)."
     )
     by_name = N_(
-        "{profiled} profiled launches. Share of kernel time: the trace time of the kernels in the "
-        "class (a kernel takes the class most of its profiled launches have; a kernel without "
-        "profiled launches is unknown). Latency-bound: {grid} launches have fewer than {min_grid} "
-        "thread blocks, {idle} more keep both units below {busy} of peak."
+        "Share of kernel time: the trace time of the kernels in the class (a kernel takes the class most of its "
+        "profiled launches have; a kernel without profiled launches is unknown)."
     )
-    note = tr.gettext(
-        by_name if v.sites is None else by_site,
-        profiled=fact(result, f"{v.name}.profiled", tr),
-        grid=fact(result, f"{v.name}.latency.grid.launches", tr),
-        idle=fact(result, f"{v.name}.latency.idle.launches", tr),
-        min_grid=fact(result, "classification.min_grid", tr),
-        busy=fact(result, "classification.busy", tr),
+    profiled = tr.gettext(N_("{profiled} profiled launches."), profiled=fact(result, f"{v.name}.profiled", tr))
+    latency = prose.stated(  # counts by the rule's thresholds, among the profiled launches
+        tr.gettext(
+            N_(
+                "Latency-bound: {grid} launches have fewer than {min_grid} thread blocks, {idle} more keep both "
+                "units below {busy} of peak."
+            ),
+            grid=fact(result, f"{v.name}.latency.grid.launches", tr),
+            idle=fact(result, f"{v.name}.latency.idle.launches", tr),
+            min_grid=fact(result, "classification.min_grid", tr),
+            busy=fact(result, "classification.busy", tr),
+        ),
+        result.facts,
+        f'fact("{v.name}.latency.grid.launches") + fact("{v.name}.latency.idle.launches") <= fact("{v.name}.profiled")',
+        "comparison quantifier",
     )
+    note = tr.spaced(profiled, prose.method_block(tr.gettext(by_name if v.sites is None else by_site)), latency)
     m = TableBuilder("class-means", tr)
     m.col("class", N_("Class"))
     for c in MEAN_COLUMNS:
@@ -60,7 +66,7 @@ def classification(result, tr: Translator, options: dict) -> object:
             "durations as measured by Nsight Compute."
         )
     )
-    return fragment(t.build(), note + "\n", m.build(), means_note + "\n")
+    return fragment(t.build(), note + "\n", m.build(), prose.method_block(means_note) + "\n")
 
 
 def _limit(key: str, result, tr: Translator) -> str:
@@ -109,9 +115,11 @@ def review(result, tr: Translator, options: dict) -> object:
             r.intensity,
             tr.gettext(vocab.REASONS[r.reason][0]),
         )
-    legend = "".join(
+    legend = "".join(  # what each reason means (method)
         "- "
-        + tr.gettext(N_("{term}: {text}"), term=tr.gettext(vocab.REASONS[k][0]), text=reason_text(k, result, tr))
+        + prose.method_block(
+            tr.gettext(N_("{term}: {text}"), term=tr.gettext(vocab.REASONS[k][0]), text=reason_text(k, result, tr))
+        )
         + "\n"
         for k in dict.fromkeys(v.review_rows["reason"])
     )
@@ -150,12 +158,20 @@ def levels(result, tr: Translator, options: dict) -> object:
             "bytes of Nsight Compute's hierarchical roofline (L1: bytes the L1 returned to the SMs for global "
             "and local loads, which TMA copies into shared memory bypass; L2: bytes the L2 sent to the SMs; "
             "DRAM: bytes read and written). Peak of a level whose source is Nsight Compute: its peak bytes per "
-            "cycle × its clock during each launch, the median over the launches (they follow the clocks; at L1 "
-            "the highest is {spread} above the lowest); otherwise the measured DRAM ceiling or the specification."
-        ),
-        spread=fact(result, "level.l1.peak_spread", tr),
+            "cycle × its clock during each launch, the median over the launches; otherwise the measured DRAM "
+            "ceiling or the specification."
+        )
     )
-    return fragment(t.build(), note + "\n")
+    spread = prose.stated(
+        tr.gettext(
+            N_("These peaks follow the clocks: at L1 the highest is {spread} above the lowest."),
+            spread=fact(result, "level.l1.peak_spread", tr),
+        ),
+        result.facts,
+        "level.l1.peak_spread >= 0",
+        "comparison ranking",
+    )
+    return fragment(t.build(), tr.spaced(prose.method_block(note), spread) + "\n")
 
 
 def ridge(result, tr: Translator, options: dict) -> object:

@@ -26,7 +26,7 @@ from generators.kinds.kernel_profile.render import labels as L
 from generators.kinds.kernel_profile.render.tables import F, fact, sentence
 from generators.pieces import MISSING, Figure, fragment
 from generators.quantity import Quantity
-from generators.render import figures
+from generators.render import figures, prose
 from generators.render.i18n import N_, Translator
 from generators.render.units import header, number, show
 
@@ -67,20 +67,32 @@ def _caption(column: str, spread, label: str, kind: str, tr: Translator) -> str:
         k=tr.number(TUKEY_K, 1),
     )
     parts = [text]
+    fences = {"hist.low_fence": spread.low_fence, "hist.low_shown": spread.low_shown}
+    fences |= {"hist.high_fence": spread.high_fence, "hist.high_shown": spread.high_shown}
     if spread.low_clipped:
         parts.append(
-            tr.gettext(
-                N_("Tukey's lower fence, {fence}, lies below the metric's range and is shown as {bound}."),
-                fence=show_value(spread.low_fence),
-                bound=show_value(spread.low_shown),
+            prose.stated(
+                tr.gettext(
+                    N_("Tukey's lower fence, {fence}, lies below the metric's range and is shown as {bound}."),
+                    fence=show_value(spread.low_fence),
+                    bound=show_value(spread.low_shown),
+                ),
+                fences,
+                "hist.low_fence < hist.low_shown",
+                "comparison",
             )
         )
     if spread.high_clipped:
         parts.append(
-            tr.gettext(
-                N_("Tukey's upper fence, {fence}, lies above the metric's range and is shown as {bound}."),
-                fence=show_value(spread.high_fence),
-                bound=show_value(spread.high_shown),
+            prose.stated(
+                tr.gettext(
+                    N_("Tukey's upper fence, {fence}, lies above the metric's range and is shown as {bound}."),
+                    fence=show_value(spread.high_fence),
+                    bound=show_value(spread.high_shown),
+                ),
+                fences,
+                "hist.high_fence > hist.high_shown",
+                "comparison",
             )
         )
     if spread.above_range:
@@ -99,7 +111,7 @@ def _caption(column: str, spread, label: str, kind: str, tr: Translator) -> str:
                 high=show_value(spread.maximum),
             )
         )
-    parts.append(tr.gettext(N_("Bars are stacked by class.")))
+    parts.append(prose.method_block(tr.gettext(N_("Bars are stacked by class."))))
     return tr.spaced(*parts)
 
 
@@ -126,7 +138,9 @@ def histograms(result, tr: Translator, options: dict) -> object:
         ax.set_ylabel(tr.gettext(N_("Profiled launches")))
         ax.legend(fontsize=7)
         svg = figures.svg(plan, tr.lang)
-        alt = tr.gettext(N_("Histogram of {metric} over the profiled launches"), metric=tr.gettext(label))
+        alt = prose.method_block(
+            tr.gettext(N_("Histogram of {metric} over the profiled launches"), metric=tr.gettext(label))
+        )
         rows = known[[column, "cls"]].dropna().itertuples(index=False, name=None)
         data = (("value", "class"), *((float(x), c) for x, c in rows))
         out.append(Figure(f"hist-{column}", svg, alt, _caption(column, spread, label, kind, tr), data))
@@ -312,6 +326,7 @@ def roofline(result, tr: Translator, options: dict) -> object:
     columns = ["kernel_id", "intensity", "flop_per_s", "cls"]
     if "useful_intensity" in known:
         columns += ["useful_intensity", "useful_flop_per_s"]
+    alt = prose.method_block(alt)
     return fragment(Figure("roofline", svg, alt, caption, _launch_data(known, columns)))
 
 
@@ -325,12 +340,14 @@ def _roofline_caption(result, v, known, dtypes, tr: Translator) -> str:
     drawn_useful = "useful_intensity" in known and bool((known["useful_intensity"] > 0).any())
     if drawn_useful:
         parts = [
-            tr.gettext(
-                N_(
-                    "Filled dots: executed FLOPs as Nsight Compute counts them (the tensor pipes' operations, rows "
-                    "padded to the instruction tile included); hollow dots: useful FLOPs from the operator's "
-                    "shapes, joined to the same launch's executed dot (same bytes and duration, so the line runs "
-                    "along the diagonal)."
+            prose.method_block(
+                tr.gettext(
+                    N_(
+                        "Filled dots: executed FLOPs as Nsight Compute counts them (the tensor pipes' operations, "
+                        "rows padded to the instruction tile included); hollow dots: useful FLOPs from the "
+                        "operator's shapes, joined to the same launch's executed dot (same bytes and duration, so "
+                        "the line runs along the diagonal)."
+                    )
                 )
             )
         ]
@@ -354,22 +371,31 @@ def _roofline_caption(result, v, known, dtypes, tr: Translator) -> str:
                 )
             )
     else:
+        drawn = {"roofline.drawn": len(known), "roofline.useful_points": 0}
         parts = [
-            tr.gettext(
-                N_(
-                    "Dots: executed FLOPs as Nsight Compute counts them (the tensor pipes' operations, rows padded "
-                    "to the instruction tile included). The trace records no operator shapes (a CUDA-graph replay "
-                    "records no operator calls), so no launch has useful FLOPs and the figure draws no useful points."
-                )
+            prose.stated(  # what this capture lacks, and what the figure therefore does not draw
+                tr.gettext(
+                    N_(
+                        "Dots: executed FLOPs as Nsight Compute counts them (the tensor pipes' operations, rows "
+                        "padded to the instruction tile included). The trace records no operator shapes (a "
+                        "CUDA-graph replay records no operator calls), so no launch has useful FLOPs and the figure "
+                        "draws no useful points."
+                    )
+                ),
+                drawn,
+                "roofline.useful_points == 0 and roofline.drawn > roofline.useful_points",
+                "cause quantifier",
             )
         ]
     parts.append(
-        tr.gettext(
-            N_(
-                "One bandwidth roof per source (solid: specification, dashed: measured) and one compute roof per "
-                "peak. Ridge points (FLOP/byte, spec / measured): {ridges}."
-            ),
-            ridges=_ridge_text(result, dtypes, tr),
+        prose.method_block(
+            tr.gettext(
+                N_(
+                    "One bandwidth roof per source (solid: specification, dashed: measured) and one compute roof "
+                    "per peak. Ridge points (FLOP/byte, spec / measured): {ridges}."
+                ),
+                ridges=_ridge_text(result, dtypes, tr),
+            )
         )
     )
     if _has(result, f"{v.name}.undrawable") and result.facts[f"{v.name}.undrawable"].value > 0:
@@ -463,15 +489,14 @@ def roofline_hierarchical(result, tr: Translator, options: dict) -> object:
         "it moved at L1, L2 and DRAM; the diagonals are the levels' peak bandwidths ({sources}), the "
         "horizontal line the {dtype} peak of the specification. A launch sits far from all three roofs "
         "when none of the levels limits it. L1 counts only loads through the L1 (TMA copies into shared "
-        "memory bypass it), so the GEMMs' L1 points lie far to the right."
+        "memory bypass it)."
     )
     with_executed = N_(
-        "Each GEMM and attention launch three times, at the FLOPs its tensor and CUDA cores executed (the "
-        "trace records no operator shapes, so no useful FLOPs: padding is included) over the bytes it moved "
+        "Each GEMM and attention launch three times, at the FLOPs its tensor and CUDA cores executed (without "
+        "operator shapes in the trace there are no useful FLOPs: padding is included) over the bytes it moved "
         "at L1, L2 and DRAM; the diagonals are the levels' peak bandwidths ({sources}), the horizontal line "
         "the {dtype} peak of the specification. A launch sits far from all three roofs when none of the "
-        "levels limits it. L1 counts only loads through the L1 (TMA copies into shared memory bypass it), "
-        "so the GEMMs' L1 points lie far to the right."
+        "levels limits it. L1 counts only loads through the L1 (TMA copies into shared memory bypass it)."
     )
     caption = tr.gettext(
         with_useful if useful else with_executed,
@@ -488,6 +513,7 @@ def roofline_hierarchical(result, tr: Translator, options: dict) -> object:
     )
     alt = tr.gettext(N_("Hierarchical roofline of the GEMM and attention launches"))
     columns = ["kernel_id", y_col, *[x_of[lv] for lv in LEVELS], "cls"]
+    alt, caption = prose.method_block(alt), prose.method_block(caption)  # what is drawn and how
     return fragment(Figure("roofline-hierarchical", svg, alt, caption, _launch_data(known, columns)))
 
 
@@ -510,24 +536,24 @@ def roofline_normalized(result, tr: Translator, options: dict) -> object:
     _title(ax, tr.gettext(N_("Normalized roofline (specification peaks)")))
     ax.legend(fontsize=7, loc="lower right")
     svg = figures.svg(plan, tr.lang)
+    best = sentence(
+        result, tr, N_("The highest launch reaches {best} of its peak."), best=F(f"{v.name}.best_normalized")
+    )
     caption = tr.spaced(
-        tr.gettext(
-            N_(
-                "Every precision on one roof: left of x = 1 the memory bandwidth limits, right of it the compute "
-                "peak. Executed FLOPs."
+        prose.method_block(
+            tr.gettext(
+                N_(
+                    "Every precision on one roof: left of x = 1 the memory bandwidth limits, right of it the "
+                    "compute peak. Executed FLOPs."
+                )
             )
         ),
-        sentence(
-            result,
-            tr,
-            N_("The highest launch reaches {best} of its peak."),
-            best=F(f"{v.name}.best_normalized"),
-        ),
+        prose.stated(best, result.facts, f'fact("{v.name}.best_normalized") > 0', "ranking") if best else "",
         sentence(result, tr, N_("{hidden} launches without FLOPs are not drawn."), hidden=F(f"{v.name}.undrawable"))
         if result.facts.get(f"{v.name}.undrawable") and result.facts[f"{v.name}.undrawable"].value > 0
         else "",
     )
-    alt = tr.gettext(N_("Normalized roofline of the profiled launches"))
+    alt = prose.method_block(tr.gettext(N_("Normalized roofline of the profiled launches")))
     return fragment(
         Figure("roofline-normalized", svg, alt, caption, _launch_data(points, ["kernel_id", "x", "y", "cls"]))
     )
@@ -599,4 +625,5 @@ def roofline_kernels(result, tr: Translator, options: dict) -> object:
         )
     )
     alt = tr.gettext(N_("Roofline panels, one per top kernel"))
+    alt, caption = prose.method_block(alt), prose.method_block(caption)  # what is drawn and how
     return fragment(Figure("roofline-kernels", svg, alt, caption))

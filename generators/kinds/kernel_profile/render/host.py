@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from generators.kinds.kernel_profile.render import labels as L
 from generators.pieces import Cell, fragment, key_of
+from generators.render import prose
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder
 
@@ -82,9 +83,14 @@ def host(result, tr: Translator, options: dict) -> object:
         factor=tr.number(result.config.host.anomaly_factor, 1),
         limit=L.us_label(result.config.host.anomaly_min_us * 1e3, tr),
     )
+    note, rule = prose.method_block(note), prose.method_block(rule)  # definitions and the profiler's caveat
     pieces = [t.build(), note + "\n"]
-    if any(len(result.variants[n].host.anomalies) for n in present):
+    slow = {"host.slow_calls": sum(len(result.variants[n].host.anomalies) for n in present)}
+    if slow["host.slow_calls"]:
         pieces += [a.build(), rule + "\n"]
     else:
-        pieces.append(tr.gettext(N_("No slow operator calls by the rule below.")) + "\n\n" + rule + "\n")
+        none = prose.stated(
+            tr.gettext(N_("No slow operator calls by the rule below.")), slow, "host.slow_calls == 0", "quantifier"
+        )
+        pieces.append(none + "\n\n" + rule + "\n")
     return fragment(*pieces)

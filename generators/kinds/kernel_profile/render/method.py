@@ -18,12 +18,13 @@ from generators.kinds.kernel_profile.render.method_text import (
     FORMULAS,
     RULE_LATENCY_NO_SMS,
     RULE_NOTE,
+    RULE_SOL_COUNT,
     RULE_STEPS,
     formula_args,
 )
 from generators.kinds.kernel_profile.render.tables import fact
 from generators.pieces import Cell, fragment
-from generators.render import meta_fields
+from generators.render import meta_fields, prose
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder
 from generators.render.units import number, scaled
@@ -200,7 +201,9 @@ def _profilers(result, tr: Translator) -> str:
     if commands:  # the export commands are in the methodology
         items.append(
             "\n"
-            + tr.gettext(N_("Profiler commands (all of them, with the exports, in the methodology):"))
+            + prose.method_block(
+                tr.gettext(N_("Profiler commands (all of them, with the exports, in the methodology):"))
+            )
             + "\n\n"
             + _code_block(commands)
         )
@@ -267,22 +270,24 @@ def methodology(result, tr: Translator, options: dict) -> object:
         )
         out.append(_code_block(run.commands or [L.DASH]))
         sections = ", ".join(L.code(s) for s in run.sections)
-        out.append(tr.gettext(N_("Sections: {sections}."), sections=sections or L.DASH) + "\n")
+        out.append(prose.method_block(tr.gettext(N_("Sections: {sections}."), sections=sections or L.DASH)) + "\n")
         if run.sampling:
-            out.append(
-                tr.gettext(
-                    N_(
-                        "Sampling: {mode}, {count} launches per launch configuration: ncu profiled {profiled} launches "
-                        "of one step, not every launch; its metrics describe each kernel by these samples."
-                    ),
-                    mode=L.code(str(run.sampling.get("filter_mode", L.DASH))),
-                    count=_value(run.sampling.get("launch_count"), tr),
-                    profiled=fact(result, f"{name}.profiled", tr),
-                )
-                + "\n"
+            sampled = tr.gettext(
+                N_(
+                    "Sampling: {mode}, {count} launches per launch configuration: ncu profiled {profiled} launches "
+                    "of one step, not every launch, and its metrics describe each kernel by these samples."
+                ),
+                mode=L.code(str(run.sampling.get("filter_mode", L.DASH))),
+                count=_value(run.sampling.get("launch_count"), tr),
+                profiled=fact(result, f"{name}.profiled", tr),
             )
+            # "not every launch": fewer profiled launches than the range's kernel launches
+            sampled = prose.stated(
+                sampled, result.facts, f'fact("{name}.profiled") < fact("{name}.kernels")', "quantifier"
+            )
+            out.append(sampled + "\n")
         if run.commands:
-            out.append(_controls(run.commands[0], tr) + "\n")
+            out.append(prose.method_block(_controls(run.commands[0], tr)) + "\n")
     out.append("### " + tr.gettext(N_("Metrics")) + "\n")
     labels = {**{c: label for c, (label, _) in L.METRIC_LABELS.items()}, **COLUMN_LABELS}
     t = TableBuilder("metrics", tr)
@@ -298,26 +303,35 @@ def methodology(result, tr: Translator, options: dict) -> object:
     # would show a dash: they are left out (the overview says what would fill them)
     metrics = any("metrics" in files for files in result.files.values())
     formulas = FORMULAS if metrics else [t for t in FORMULAS if not t.startswith("Joining Nsight Compute")]
-    out += [f"- {tr.gettext(text, **args)}" for text in formulas]
+    out += [f"- {prose.method_block(tr.gettext(text, **args))}" for text in formulas]
     out.append("")
     out.append("### " + tr.gettext(N_("Classification rule")) + "\n")
     steps = list(RULE_STEPS)
     if "sm_count" not in result.facts or "classification.min_grid" not in result.facts:
         steps[1] = RULE_LATENCY_NO_SMS
-    out += [f"{i}. {tr.gettext(text, **args)}" for i, text in enumerate(steps, 1)]
+    out += [f"{i}. {prose.method_block(tr.gettext(text, **args))}" for i, text in enumerate(steps, 1)]
     out.append("")
     if metrics:
-        out.append(tr.gettext(RULE_NOTE, **args) + "\n")
-    out.append(tr.gettext(N_("Needs review, with the thresholds of `report.yml`:")) + "\n")
-    out += [f"- {reason_text(k, result, tr)}" for k in vocab.REASONS]
+        p = result.config.primary
+        sol = prose.stated(  # how many launches the stricter rule leaves not latency-bound, of the profiled
+            tr.gettext(RULE_SOL_COUNT, **args),
+            result.facts,
+            f'fact("{p}.sol60.launches") <= fact("{p}.profiled")',
+            "quantifier",
+        )
+        out.append(tr.spaced(prose.method_block(tr.gettext(RULE_NOTE, **args)), sol) + "\n")
+    out.append(prose.method_block(tr.gettext(N_("Needs review, with the thresholds of `report.yml`:"))) + "\n")
+    out += [f"- {prose.method_block(reason_text(k, result, tr))}" for k in vocab.REASONS]
     out.append("")
     out.append(
-        tr.gettext(
-            N_(
-                "Histogram outliers: Tukey's rule, values more than {k} × IQR below the first or "
-                "above the third quartile."
-            ),
-            k=tr.number(TUKEY_K, 1),
+        prose.method_block(
+            tr.gettext(
+                N_(
+                    "Histogram outliers: Tukey's rule, values more than {k} × IQR below the first or "
+                    "above the third quartile."
+                ),
+                k=tr.number(TUKEY_K, 1),
+            )
         )
         + "\n"
     )

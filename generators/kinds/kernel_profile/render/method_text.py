@@ -121,9 +121,9 @@ RULE_LATENCY_NO_SMS = N_(
 )
 RULE_NOTE = N_(
     "The thresholds are the `classification` settings of `report.yml`. Nsight Compute's own Speed-of-Light rule is "
-    "stricter: below {sol} of peak on both units it reports latency issues; by that threshold only {sol_count} "
-    "profiled launches would not be latency-bound."
+    "stricter: below {sol} of peak on both units it reports latency issues."
 )
+RULE_SOL_COUNT = N_("By that threshold only {sol_count} profiled launches would not be latency-bound.")
 
 
 def formula_args(result, tr: Translator) -> dict[str, str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from generators.kinds.kernel_profile.render import labels as L
 from generators.kinds.kernel_profile.render.tables import fact
 from generators.pieces import Figure, fragment
-from generators.render import figures
+from generators.render import figures, prose
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder
 
@@ -91,7 +91,7 @@ def parts(result, tr: Translator, options: dict) -> object:
             range=L.code(result.config.range),
             steps=tr.integer(t.steps or 0),
         )
-        pieces += [table.build(), note + "\n"]
+        pieces += [table.build(), prose.method_block(note) + "\n"]  # how the parts were found; a share
         bars.append((label, [(p, float(s)) for p, s in zip(t.table["part"], t.table["share"])]))
     if bars:
         pieces.append(_bar_figure(result, bars, tr))
@@ -132,7 +132,7 @@ def _bar_figure(result, bars, tr: Translator) -> Figure:
         range=result.config.range,  # a caption is plain text: no markup
     )
     data = (("variant", "part", "share"), *((label, p, s) for label, segs in bars for p, s in segs))
-    return Figure("parts-bars", svg, alt, caption, data)
+    return Figure("parts-bars", svg, prose.method_block(alt), prose.method_block(caption), data)
 
 
 # -- step timeline --------------------------------------------------------------------------------------
@@ -179,19 +179,29 @@ def timeline(result, tr: Translator, options: dict) -> object:
         ax.legend(fontsize=6, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.35), frameon=False)
         svg = figures.svg(plan, tr.lang)
         alt = tr.gettext(N_("Step {step}: kernels by model part on a time axis, launch calls above"), step=step.index)
-        caption = tr.gettext(
+        legend = tr.gettext(
             N_(
                 "Step {step} of {range} ({title}): {kernels} kernels coloured by model part, {calls} host launch "
-                "calls above them; no kernel runs during {gap} of the span from the first kernel's start to the "
-                "last one's end. Click to zoom."
+                "calls above them."
             ),
             step=tr.integer(step.index),
             range=result.config.range,  # a caption is plain text: no markup
             title=title,
             kernels=tr.integer(len(step.kernels)),
             calls=tr.integer(len(step.calls)),
-            gap=fact(result, f"{name}.timeline{'' if i == 0 else '.eager'}.gap_share", tr),
         )
+        gap = f"{name}.timeline{'' if i == 0 else '.eager'}.gap_share"
+        idle = prose.stated(  # the share of the span without a kernel (facts.py: the gaps between kernels)
+            tr.gettext(
+                N_("No kernel runs during {gap} of the span from the first kernel's start to the last one's end."),
+                gap=fact(result, gap, tr),
+            ),
+            result.facts,
+            f'fact("{gap}") >= 0 and fact("{gap}") <= 1',
+            "quantifier",
+        )
+        caption = tr.spaced(prose.method_block(legend), idle, prose.method_block(tr.gettext(N_("Click to zoom."))))
+        alt = prose.method_block(alt)
         data = (
             ("start_ns", "dur_ns", "part", "kernel"),
             *zip(*(step.kernels[c] for c in ("start_ns", "dur_ns", "part", "name"))),

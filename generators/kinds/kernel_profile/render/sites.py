@@ -12,6 +12,7 @@ import re
 from generators.kinds.kernel_profile.render import labels as L
 from generators.kinds.kernel_profile.render.tables import F, chosen, fact, sentence
 from generators.pieces import Cell, fragment, key_of
+from generators.render import prose
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder
 
@@ -19,6 +20,34 @@ NO_SHAPES = N_(
     "This variant's timeline records no operator shapes (a Kineto trace with `record_shapes=True` does): "
     "kernels cannot be split by call site."
 )
+
+
+SITES_TOP = N_(
+    "The top {n} kernels of the {variant} variant split by call site: the operator that launched each kernel and "
+    "its input shapes, from the trace (the kernel's `External id` to its operator call)."
+)
+SITES_GRIDS = N_("One kernel runs several projections with different grids.")
+SITES_RANGE = N_("A number shown as a range varies between calls (the KV length grows by one each step).")
+SITES_GRID_TOP = N_("The top {n} kernels of the {variant} variant split by grid and block.")
+SITES_NO_OPS = N_(
+    "No operator call launched a kernel of this range (a CUDA-graph replay), so a call site here is a kernel with "
+    "one grid and block, without operator or shapes, and calls of different operators that share them stay together."
+)
+SITES_LEGEND = N_(
+    "#: rank of the call site by total time among all {count}. Class: the most frequent class of its profiled launches."
+)
+
+
+PROJECTIONS = ("aten::mm", "aten::addmm", "aten::linear")  # the operators of a projection's GEMM
+
+
+def _multi_grid(rows) -> int:
+    """How many kernels of ``rows`` run projections (GEMM operators) with more than one grid."""
+    rows = rows[rows["op"].isin(PROJECTIONS)]
+    if not len(rows):
+        return 0
+    grids = rows.assign(grid=list(zip(rows["grid_x"], rows["grid_y"], rows["grid_z"])))
+    return int((grids.groupby("name")["grid"].nunique() > 1).sum())
 
 
 def _kernel(r, names, tr: Translator) -> str:
@@ -65,26 +94,32 @@ def sites(result, tr: Translator, options: dict) -> object:
             r.share,
             L.cls(r.cls, tr) if isinstance(r.cls, str) else L.DASH,
         )
-    with_ops = N_(
-        "The top {n} kernels of the {variant} variant split by call site: the operator that launched "
-        "each kernel and its input shapes, from the trace (the kernel's `External id` to its operator "
-        "call). One kernel runs several projections with different grids; a number shown as a range "
-        "varies between calls (the KV length grows by one each step). #: rank of the call site by "
-        "total time among all {count}. Class: the most frequent class of its profiled launches."
-    )
-    without_ops = N_(
-        "The top {n} kernels of the {variant} variant split by grid and block: no operator call launched "
-        "a kernel of this range (a CUDA-graph replay), so a call site here is a kernel with one grid and "
-        "block, without operator or shapes, and calls of different operators that share them stay "
-        "together. #: rank of the call site by total time among all {count}. Class: the most frequent "
-        "class of its profiled launches."
-    )
-    note = tr.gettext(
-        with_ops if v.sites["op"].notna().any() else without_ops,
-        n=fact(result, f"{name}.top_n", tr),
-        variant=L.label(result.config.variants[name].label, tr),
-        count=tr.integer(len(v.sites)),
-    )
+    facts = {  # what the notes state about this table (counted here, over its call sites)
+        **result.facts,
+        "sites.count": len(v.sites),
+        "sites.with_op": int(v.sites["op"].notna().sum()),
+        "sites.kernels_multi_grid": _multi_grid(rows),
+    }
+    top_n = f'fact("{name}.top_n") <= fact("{name}.distinct_kernels")'
+    n, variant = fact(result, f"{name}.top_n", tr), L.label(result.config.variants[name].label, tr)
+    legend = prose.method_block(tr.gettext(SITES_LEGEND, count=tr.integer(len(v.sites))))
+    if v.sites["op"].notna().any():
+        parts = [
+            prose.stated(tr.gettext(SITES_TOP, n=n, variant=variant), facts, top_n, "ranking"),
+            prose.stated(tr.gettext(SITES_GRIDS), facts, "sites.kernels_multi_grid >= 1"),
+            prose.method_block(tr.gettext(SITES_RANGE)),
+        ]
+    else:
+        parts = [
+            prose.stated(tr.gettext(SITES_GRID_TOP, n=n, variant=variant), facts, top_n, "ranking"),
+            prose.stated(
+                tr.gettext(SITES_NO_OPS),
+                facts,
+                "sites.with_op == 0 and sites.count > sites.with_op",
+                "cause quantifier",
+            ),
+        ]
+    note = tr.spaced(*parts, legend)
     return fragment(t.build(), note + "\n")
 
 
@@ -119,11 +154,13 @@ def site_bandwidth(result, tr: Translator, options: dict) -> object:
             r.bandwidth_ncu,
         )
     note = tr.spaced(
-        tr.gettext(
-            N_(
-                "Bytes: the median DRAM bytes of the call site's profiled launches (Nsight Compute); durations: "
-                "the median of its launches in the trace, and under Nsight Compute, which flushes the caches and "
-                "runs one kernel at a time."
+        prose.method_block(
+            tr.gettext(
+                N_(
+                    "Bytes: the median DRAM bytes of the call site's profiled launches (Nsight Compute); durations: "
+                    "the median of its launches in the trace, and under Nsight Compute, which flushes the caches "
+                    "and runs one kernel at a time."
+                )
             )
         ),
         sentence(
@@ -131,7 +168,7 @@ def site_bandwidth(result, tr: Translator, options: dict) -> object:
             tr,
             N_(
                 "The headline uses the trace: over the weight-streaming GEMM/GEMV call sites, {bw} ({of_copy} of "
-                "the measured DRAM ceiling, {copy}); with Nsight Compute's durations the same bytes give {bw_ncu}."
+                "the measured DRAM ceiling, {copy}), and with Nsight Compute's durations these bytes give {bw_ncu}."
             ),
             bw=F(f"{name}.gemm.bandwidth", "tb_per_s"),
             of_copy=F(f"{name}.gemm.bandwidth.of_copy"),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from generators.errors import UserError
 from generators.kinds.kernel_profile.render import labels as L
 from generators.pieces import MISSING, Cell, fragment, key_of
+from generators.render import prose
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder
 from generators.render.units import show
@@ -40,6 +41,20 @@ def sentence(result, tr: Translator, message: str, **parts) -> str:
     return tr.gettext(message, **values)
 
 
+def stated(result, tr: Translator, message: str, condition: str, covers: str, **parts) -> str:
+    """:func:`sentence`, kept (and marked, :func:`generators.render.prose.stated`) only when
+    ``condition`` holds on the facts."""
+    text = sentence(result, tr, message, **parts)
+    return prose.stated(text, result.facts, condition, covers) if text else ""
+
+
+def largest_category(result, p: str, top: str) -> str:
+    """The condition that category ``top`` has the largest share of ``p``'s kernel time."""
+    others = [c for c in result.variants[p].categories["category"] if c != top]
+    first = f'fact("{p}.category.{top}.share")'
+    return " and ".join([f'{first} >= fact("{p}.category.{c}.share")' for c in others] or [f"{first} > 0"])
+
+
 def chosen(result, options: dict):
     """The variant a unit shows (option ``variant``, default the primary) and the suffix of its
     table keys ("" for the primary, "-<variant>" otherwise: one page may show both)."""
@@ -62,13 +77,15 @@ def overview(result, tr: Translator, options: dict) -> object:
             distinct=f("distinct_kernels"),
             time=f("kernel_time"),
         ),
-        sentence(
+        stated(
             result,
             tr,
             N_(
-                "The top {n} kernels take {share} of that time; {complete} of them have full Nsight "
+                "The top {n} kernels take {share} of that time, and {complete} of them have full Nsight "
                 "Compute metrics ({profiled} profiled launches, {matched} joined to the trace)."
             ),
+            f'fact("{p}.top_n") <= fact("{p}.distinct_kernels") and fact("{p}.top_share") <= 1',
+            "ranking",
             n=f("top_n"),
             share=f("top_share"),
             complete=f("top_complete"),
@@ -76,16 +93,25 @@ def overview(result, tr: Translator, options: dict) -> object:
             matched=f("matched"),
         )
         if any("metrics" in files for files in result.files.values())
-        else sentence(
-            result,
-            tr,
-            N_(
-                "The top {n} kernels take {share} of that time. This capture has no Nsight Compute metrics, so "
-                "no kernel is classified: an Nsight Compute raw CSV (`ncu --page raw --csv`) named under "
-                "`variants.<name>.metrics` in `report.yml` adds the classification and the rooflines."
+        else tr.spaced(
+            stated(
+                result,
+                tr,
+                N_("The top {n} kernels take {share} of that time."),
+                f'fact("{p}.top_n") <= fact("{p}.distinct_kernels") and fact("{p}.top_share") <= 1',
+                "ranking",
+                n=f("top_n"),
+                share=f("top_share"),
             ),
-            n=f("top_n"),
-            share=f("top_share"),
+            prose.method_block(
+                tr.gettext(
+                    N_(
+                        "This capture has no Nsight Compute metrics, so no kernel is classified: an Nsight Compute "
+                        "raw CSV (`ncu --page raw --csv`) named under `variants.<name>.metrics` in `report.yml` adds "
+                        "the classification and the rooflines."
+                    )
+                )
+            ),
         ),
     ]
     finding = _finding(result, tr)
@@ -129,19 +155,23 @@ def overview(result, tr: Translator, options: dict) -> object:
         )
     top_cat = v.categories.iloc[0]["category"]
     items.append(
-        sentence(
+        stated(
             result,
             tr,
             N_("Largest category: {category}, {share} of kernel time."),
+            largest_category(result, p, top_cat),
+            "ranking",
             category=L.category(top_cat, tr),
             share=f(f"category.{top_cat}.share"),
         )
     )
     items.append(
-        sentence(
+        stated(  # a count by its definition (launch_bound.*: the launches under the threshold, of all launches)
             result,
             tr,
             N_("Launches shorter than {threshold}: {launch_share} of all launches, {time_share} of kernel time."),
+            f'fact("{p}.launch_bound.launch_share") <= 1 and fact("{p}.launch_bound.time_share") <= 1',
+            "quantifier comparison",
             threshold=F("launch_bound.threshold", "us"),
             launch_share=f("launch_bound.launch_share"),
             time_share=f("launch_bound.time_share"),
@@ -180,28 +210,37 @@ def _finding(result, tr: Translator) -> str | None:
                 "kernel ({kernel} of kernel time in a {step} profiled step): shorten the host's work per step "
                 "first (capture "
                 'the step in a CUDA graph with `torch.compile(mode="reduce-overhead")` or `torch.cuda.CUDAGraph`, '
-                "or launch fewer, larger kernels); faster kernels would change little."
+                "or launch fewer, larger kernels): faster kernels would change little."
             )
             if per_step
             else N_(
                 "Finding: host-bound. The GPU is idle {idle} of the time between the range's first and last "
                 "kernel: shorten the host's work first (capture the work in a CUDA graph with "
                 '`torch.compile(mode="reduce-overhead")` or `torch.cuda.CUDAGraph`, or launch fewer, larger '
-                "kernels); faster kernels would change little."
+                "kernels): faster kernels would change little."
             )
         )
         kernel, step = f("kernel_time_per_step", "ms"), f("host.range_per_step", "ms")
-        return tr.gettext(text, idle=f("host.gpu_idle_share"), kernel=kernel, step=step)
+        # the comparison: with the GPU idle at least half the span, kernels a little faster change little
+        condition = f'fact("{p}.host.gpu_idle_share") >= {HOST_BOUND_IDLE}'
+        text = tr.gettext(text, idle=f("host.gpu_idle_share"), kernel=kernel, step=step)
+        return prose.stated(text, result.facts, condition, "comparison")
     top_cat = result.primary.categories.iloc[0]["category"]
-    return tr.gettext(
-        N_(
-            "Finding: GPU-bound. The GPU is idle only {idle} of the time between the range's first and last "
-            "kernel, so the kernels set the pace: start with the largest category, {category} ({share} of kernel "
-            "time), and the top kernels below."
+    condition = f'fact("{p}.host.gpu_idle_share") < {HOST_BOUND_IDLE} and ' + largest_category(result, p, top_cat)
+    return prose.stated(
+        tr.gettext(
+            N_(
+                "Finding: GPU-bound. The GPU is idle only {idle} of the time between the range's first and last "
+                "kernel, so the kernels set the pace: start with the largest category, {category} ({share} of kernel "
+                "time), and the top kernels below."
+            ),
+            idle=f("host.gpu_idle_share"),
+            category=L.category(top_cat, tr),
+            share=f(f"category.{top_cat}.share"),
         ),
-        idle=f("host.gpu_idle_share"),
-        category=L.category(top_cat, tr),
-        share=f(f"category.{top_cat}.share"),
+        result.facts,
+        condition,
+        "quantifier cause ranking",
     )
 
 
@@ -230,8 +269,7 @@ def top(result, tr: Translator, options: dict) -> object:
     note = tr.gettext(
         N_(
             "The top {n} of {distinct} kernels cover {share} of the {time} of kernel time launched "
-            "inside {range}; {complete} of the {n} have full metrics. Times are from the trace; the "
-            "class comes from the kernel's profiled launches."
+            "inside {range}, and {complete} of the {n} have full metrics."
         ),
         n=fact(result, f"{v.name}.top_n", tr),
         distinct=fact(result, f"{v.name}.distinct_kernels", tr),
@@ -240,7 +278,9 @@ def top(result, tr: Translator, options: dict) -> object:
         range=L.code(result.config.range),
         complete=fact(result, f"{v.name}.top_complete", tr),
     )
-    return fragment(t.build(), note + "\n")
+    note = prose.stated(note, result.facts, f'fact("{v.name}.top_n") <= fact("{v.name}.distinct_kernels")', "ranking")
+    how = tr.gettext(N_("Times are from the trace; the class comes from the kernel's profiled launches."))
+    return fragment(t.build(), tr.spaced(note, prose.method_block(how)) + "\n")
 
 
 def launched_by(result, vp, name: str, tr: Translator) -> str | Cell:
@@ -279,7 +319,7 @@ def categories(result, tr: Translator, options: dict) -> object:
     short = tr.gettext(
         N_(
             "Launch-bound kernels: {count} of {total} launches ({launch_share}) ran shorter than "
-            "{threshold}; together they take {time_share} of the kernel time."
+            "{threshold}, and together they take {time_share} of the kernel time."
         ),
         count=fact(result, f"{p}.launch_bound.launches", tr),
         total=fact(result, f"{p}.kernels", tr),
@@ -287,6 +327,8 @@ def categories(result, tr: Translator, options: dict) -> object:
         threshold=fact(result, "launch_bound.threshold", tr, "us"),
         time_share=fact(result, f"{p}.launch_bound.time_share", tr),
     )
+    # a count by its definition: the launches under the threshold, of all launches of the range
+    short = prose.stated(short, result.facts, f'fact("{p}.launch_bound.launches") <= fact("{p}.kernels")', "comparison")
     return fragment(t.build(), short + "\n")
 
 
@@ -316,7 +358,7 @@ def variants(result, tr: Translator, options: dict) -> object:
             "time launched inside the variant's attention ranges."
         )
     )
-    return fragment(t.build(), note + "\n")
+    return fragment(t.build(), prose.method_block(note) + "\n")
 
 
 def longest(result, tr: Translator, options: dict) -> object:
@@ -343,7 +385,7 @@ def longest(result, tr: Translator, options: dict) -> object:
             "its caches flushed, so its durations are longer. #: rank by total time."
         )
     )
-    return fragment(t.build(), note + "\n")
+    return fragment(t.build(), prose.method_block(note) + "\n")
 
 
 def names(result, tr: Translator, options: dict) -> object:
@@ -374,7 +416,8 @@ def names(result, tr: Translator, options: dict) -> object:
                 tr.gettext(MATCH_LABELS[r.match]),
             )
         pieces += [
-            tr.gettext(N_("How each Nsight Compute kernel name was joined to a trace kernel:")) + "\n",
+            prose.method_block(tr.gettext(N_("How each Nsight Compute kernel name was joined to a trace kernel:")))
+            + "\n",
             j.build(),
         ]
     return fragment(*pieces)
@@ -443,15 +486,17 @@ def timing(result, tr: Translator, options: dict) -> object:
             )
         )
         parts.append(
-            tr.gettext(
-                rule,
-                window=g("timing.warmup.window"),
-                tolerance=g("timing.warmup.tolerance"),
-                min=g("timing.warmup.min"),
-                min_time=g("timing.warmup.min_time", "s"),
-                max=g("timing.warmup.max"),
-                max_time=g("timing.warmup.max_time", "s"),
-                reps=g("timing.reps"),
+            prose.method_block(  # the capture's warm-up rule (procedure)
+                tr.gettext(
+                    rule,
+                    window=g("timing.warmup.window"),
+                    tolerance=g("timing.warmup.tolerance"),
+                    min=g("timing.warmup.min"),
+                    min_time=g("timing.warmup.min_time", "s"),
+                    max=g("timing.warmup.max"),
+                    max_time=g("timing.warmup.max_time", "s"),
+                    reps=g("timing.reps"),
+                )
             )
         )
     if "timing.runs" in result.facts and runs["order"].notna().all():
@@ -473,10 +518,11 @@ def timing(result, tr: Translator, options: dict) -> object:
     else:
         legend = N_(
             "Median per token: the median timed generation ÷ its new tokens. This capture timed each variant "
-            "in one process after a fixed warm-up and recorded no quartiles, so its spread and the agreement "
+            "in one process after a fixed warm-up and recorded no quartiles: its spread and the agreement "
             "of two processes are unknown."
         )
-    parts.append(tr.gettext(legend))
+    # the legend (method); the one-process variant also says what that capture lacked (no trigger words)
+    parts.append(prose.method_block(tr.gettext(legend)) if runs["process"].notna().all() else tr.gettext(legend))
     if "timing.sm_clock.min" in result.facts and "timing.clock_events" in result.facts:
         same = result.facts["timing.sm_clock.min"].value == result.facts["timing.sm_clock.max"].value
         clock = (
@@ -487,13 +533,18 @@ def timing(result, tr: Translator, options: dict) -> object:
             )
         )
         parts.append(
-            tr.gettext(
-                N_(
-                    "GPU state (`nvidia-smi`) before and after every process: {clock}; {events} of these readings "
-                    "had a clock-lowering event active."
+            prose.stated(  # the readings the capture records around each of its timed processes
+                tr.gettext(
+                    N_(
+                        "GPU state (`nvidia-smi`) before and after every process: {clock}, and {events} of these "
+                        "readings had a clock-lowering event active."
+                    ),
+                    clock=clock,
+                    events=g("timing.clock_events"),
                 ),
-                clock=clock,
-                events=g("timing.clock_events"),
+                result.facts,
+                "timing.runs > 0 and timing.sm_clock.min <= timing.sm_clock.max",
+                "quantifier",
             )
         )
     return fragment(t.build(), tr.spaced(*parts) + "\n")

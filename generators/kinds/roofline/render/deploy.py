@@ -58,7 +58,7 @@ def params(result, tr: Translator, options: dict) -> object:
             "KV cache in BF16: MLA keeps the 512-wide latent and the 64-wide RoPE key per position and layer."
         )
     )
-    return fragment(t.build(), legend + "\n", "".join(f"- {i}\n" for i in items))
+    return fragment(t.build(), prose.method_block(legend) + "\n", "".join(f"- {i}\n" for i in items))
 
 
 def bytes_per_token(result, tr: Translator, options: dict) -> object:
@@ -87,7 +87,7 @@ def bytes_per_token(result, tr: Translator, options: dict) -> object:
         ),
         kv=tr.integer(result.config.decode.kv_len),
     )
-    return fragment(legend + "\n", t.build())
+    return fragment(prose.method_block(legend) + "\n", t.build())
 
 
 def deployments(result, tr: Translator, options: dict) -> object:
@@ -138,7 +138,7 @@ def deployments(result, tr: Translator, options: dict) -> object:
             "traffic between nodes crosses the network, which this model does not time."
         )
     )
-    return fragment(t.build(), legend + "\n")
+    return fragment(t.build(), prose.method_block(legend) + "\n")
 
 
 def kv_capacity(result, tr: Translator, options: dict) -> object:
@@ -163,7 +163,7 @@ def kv_capacity(result, tr: Translator, options: dict) -> object:
             "the weights per GPU; nothing is reserved for activations or workspaces, so real limits are lower."
         )
     )
-    return fragment(t.build(), legend + "\n")
+    return fragment(t.build(), prose.method_block(legend) + "\n")
 
 
 def throughput(result, tr: Translator, options: dict) -> object:
@@ -190,7 +190,7 @@ def throughput(result, tr: Translator, options: dict) -> object:
         ),
         kv=tr.integer(result.config.decode.kv_len),
     )
-    return fragment(t.build(), legend + "\n")
+    return fragment(t.build(), prose.method_block(legend) + "\n")
 
 
 #: KV layout -> how the table names it (``serving.kv_layout`` / ``kv_layout_options``).
@@ -290,7 +290,7 @@ def ep_traffic(result, tr: Translator, options: dict) -> object:
             "the three bounds the layer."
         )
     )
-    return fragment(t.build(), legend + "\n")
+    return fragment(t.build(), prose.method_block(legend) + "\n")
 
 
 def crossing_cap(result, tr: Translator, options: dict) -> object:
@@ -326,7 +326,7 @@ def crossing_cap(result, tr: Translator, options: dict) -> object:
         ),
         kv=tr.integer(result.config.decode.kv_len),
     )
-    return fragment(t.build(), legend + "\n")
+    return fragment(t.build(), prose.method_block(legend) + "\n")
 
 
 def placement(result, tr: Translator, options: dict) -> object:
@@ -369,7 +369,7 @@ def placement(result, tr: Translator, options: dict) -> object:
         ),
         b=tr.integer(result.config.serving.placement_batch),
     )
-    return fragment(legend + "\n", *out)
+    return fragment(prose.method_block(legend) + "\n", *out)
 
 
 #: Op and kernel names the mistakes table shows as code.

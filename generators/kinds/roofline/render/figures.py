@@ -149,7 +149,9 @@ def roofline(result, tr: Translator, options: dict) -> object:
     data = (tuple(cols),) + tuple(
         tuple(_plain(v) for v in r) for ops in drawn for r in ops[cols].itertuples(index=False)
     )
-    return fragment(Figure(key_of("roofline", model, *gpus), svg, alt, caption, data))
+    return fragment(
+        Figure(key_of("roofline", model, *gpus), svg, prose.method_block(alt), prose.method_block(caption), data)
+    )
 
 
 MLA_STYLE = {"marker": "*", "color": "#9467bd", "s": 60}  # the absorbed-MLA benchmark: its own marker
@@ -396,7 +398,33 @@ def errors(result, tr: Translator, options: dict) -> object:
     alt = tr.gettext(N_("Measured over predicted time of each GEMM shape against M"))
     cols = ["name", "dtype", "m", "ratio"]
     data = (tuple(cols),) + tuple(tuple(_plain(v) for v in r) for r in c[cols].itertuples(index=False))
-    return fragment(Figure("errors", svg, alt, caption, data))
+    return fragment(Figure("errors", svg, prose.method_block(alt), caption, data))
+
+
+def _experts_lowest(cv, panels: list[str]) -> dict[str, float]:
+    """Facts of the curves caption: the largest batch up to which, from batch 2 on, every routed-expert
+    GEMM of every panel has a lower intensity than every other GEMM of its panel (absent: never, or a
+    model without routed experts), and how many panels have routed experts."""
+    out = {"curves.panels": len(panels), "curves.panels_with_experts": 0}
+    ends = []
+    for w in panels:
+        part = cv[(cv["weights"] == w) & (cv["dtype"] == w)]
+        experts = part["op"].str.startswith("experts_")
+        if not experts.any():
+            continue
+        out["curves.panels_with_experts"] += 1
+        end = None
+        for b in sorted(set(part["batch"])):
+            if b < 2:
+                continue
+            at = part["batch"] == b
+            if part[at & experts]["intensity"].max() >= part[at & ~experts]["intensity"].min():
+                break
+            end = b
+        ends.append(end)
+    if ends and all(e is not None for e in ends):
+        out["curves.experts_lowest_to"] = min(ends)
+    return out
 
 
 def curves(result, tr: Translator, options: dict) -> object:
@@ -438,19 +466,36 @@ def curves(result, tr: Translator, options: dict) -> object:
         handles, labels = axes[0].get_legend_handles_labels()
         fig.legend(handles, labels, loc="outside lower center", ncols=5, fontsize=7)
         svg = figures.to_svg(fig)
-    caption = tr.gettext(
-        N_(
-            "Intensity of each GEMM of a decode step against the batch, one panel per weight format (the ops whose "
-            "weights are in that format); dotted lines: each GPU's ridge for that format, dots: where a GEMM "
-            "crosses it. The routed experts rise slowest: each active expert sees only its share of the batch."
+    caption = prose.method_block(
+        tr.gettext(
+            N_(
+                "Intensity of each GEMM of a decode step against the batch, one panel per weight format (the ops "
+                "whose weights are in that format); dotted lines: each GPU's ridge for that format, dots: where a "
+                "GEMM crosses it."
+            )
         )
     )
+    lowest = _experts_lowest(cv, panels)
+    upto = lowest.get("curves.experts_lowest_to")
+    experts = prose.stated(
+        tr.gettext(
+            N_(
+                "From batch 2 to batch {upto}, the routed experts have the lowest intensity in every panel: each "
+                "active expert sees only its share of the batch."
+            ),
+            upto=tr.integer(int(upto)) if upto else "",
+        ),
+        lowest,
+        "curves.experts_lowest_to >= 2 and curves.panels_with_experts == curves.panels",
+        "quantifier ranking",
+    )
+    caption = tr.spaced(caption, experts)
     alt = tr.gettext(
         N_("Arithmetic intensity against decode batch for each GEMM of {model}"), model=L.model_name(result, model)
     )
     cols = ["weights", "op", "batch", "intensity"]
     data = (tuple(cols),) + tuple(tuple(_plain(v) for v in r) for r in cv[cols].itertuples(index=False))
-    return fragment(Figure(key_of("curves", model), svg, alt, caption, data))
+    return fragment(Figure(key_of("curves", model), svg, prose.method_block(alt), caption, data))
 
 
 def time_per_token(result, tr: Translator, options: dict) -> object:
@@ -493,4 +538,6 @@ def time_per_token(result, tr: Translator, options: dict) -> object:
     )
     cols = ["gpu", "weights", "phase", "size", "per_token_s"]
     data = (tuple(cols),) + tuple(tuple(_plain(v) for v in r) for r in steps[cols].itertuples(index=False))
-    return fragment(Figure(key_of("time-per-token", model), svg, alt, caption, data))
+    return fragment(
+        Figure(key_of("time-per-token", model), svg, prose.method_block(alt), prose.method_block(caption), data)
+    )

@@ -11,7 +11,7 @@ from generators.analysis import llm_deploy, llm_ops, op_roofline
 from generators.kinds.roofline.render import labels as L
 from generators.kinds.roofline.render.tables import fact
 from generators.pieces import Cell, fragment, key_of
-from generators.render import tables
+from generators.render import prose, tables
 from generators.render.hardware import cite
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder, code, text
@@ -76,26 +76,42 @@ def _capture(result, tr: Translator) -> str:
             N_(
                 "Timing: CUDA events around each repetition, after a warm-up that runs until the times are steady; "
                 "median and quartiles of the repetitions; the whole run repeated in a second process. L2 flushed "
-                "before every repetition ({flush}), outside the timed region, except for the L2 ceilings. Over "
-                "all {records} timed operator records of the capture: largest difference between the two "
+                "before every repetition ({flush}), outside the timed region, except for the L2 ceilings."
+            ),
+            flush=flushed,
+        )
+    )
+    records = prose.stated(  # the largest values over every record (facts.py): what this capture measured
+        tr.gettext(
+            N_(
+                "Over all {records} timed operator records of the capture: largest difference between the two "
                 "processes' medians {process}, largest interquartile range {spread} of the median, {unsteady} "
                 "records whose warm-up had not settled (kept, and marked by their spread)."
             ),
             records=fact(result, "measured.records", tr),
             process=fact(result, "measured.process_deviation_max", tr),
-            flush=flushed,
             spread=fact(result, "measured.spread_max", tr),
             unsteady=fact(result, "measured.unsteady", tr),
-        )
+        ),
+        result.facts,
+        "measured.records > 0 and measured.unsteady <= measured.records and measured.spread_max >= 0 "
+        "and measured.process_deviation_max >= 0",
+        "quantifier ranking",
     )
+    lines[-1] = tr.spaced(prose.method_block(lines[-1]), records)
     if not bench.flush_read.empty:
         lines.append(
-            tr.gettext(
-                N_(
-                    "The GEMMs with M up to {m} were timed a second time with L2 flushed by a read of the same size "
-                    "(a float32 sum) instead of the write, which leaves no dirty lines to write back."
+            prose.stated(
+                tr.gettext(
+                    N_(
+                        "The GEMMs with M up to {m} were timed a second time with L2 flushed by a read of the same "
+                        "size (a float32 sum) instead of the write, which leaves no dirty lines to write back."
+                    ),
+                    m=tr.integer(int(result.facts["measured.flush_read.m_max"].value)),
                 ),
-                m=tr.integer(int(result.facts["measured.flush_read.m_max"].value)),
+                result.facts,
+                "measured.flush_read.m_max > 0",
+                "comparison",
             )
         )
     if bench.fp8_recipe:
@@ -114,6 +130,7 @@ def _capture(result, tr: Translator) -> str:
             peaks=code(result.paths.get("peaks", L.DASH)),
         )
     )
+    lines = [x if prose.CLAIM_OPEN in x else prose.method_block(x) for x in lines]  # what was run and where
     return "".join(f"- {line}\n" for line in lines)
 
 
@@ -127,7 +144,7 @@ def _sources(result, tr: Translator) -> str:
     for gpu in result.gpus.values():
         cited = tr.gettext(N_("; ")).join(cite(s, tr) for s in gpu.sources.values())
         term = f"**{text(L.gpu_name(result, gpu.id, tr))}**"
-        lines.append("- " + tr.gettext(N_("{term}: {text}"), term=term, text=cited) + "\n")
+        lines.append("- " + prose.method_block(tr.gettext(N_("{term}: {text}"), term=term, text=cited)) + "\n")
     return "".join(lines)
 
 
@@ -149,6 +166,7 @@ def methodology(result, tr: Translator, options: dict) -> object:
         ),
         kv=tr.integer(result.config.decode.kv_len),
     )
+    intro, decode = prose.method_block(intro), prose.method_block(decode)  # the model's definitions
     return fragment(
         intro + "\n",
         _formulas(tr),
@@ -198,18 +216,28 @@ def caveats(result, tr: Translator, options: dict) -> object:
                 "out for small ops."
             )
         ),
-        tr.gettext(
-            N_(
-                "Dense peaks: the specification's dense figures; sparsity is not used. Attainable throughput never "
-                "exceeds them, and real GEMMs reach less (see the measured roofline)."
-            )
-        ),
-        tr.gettext(
-            N_(
-                "FP4 on the {gpu} is not measurable: it has no FP4 tensor cores. FP4 numbers on this page are "
-                "predictions for the Blackwell GPUs only."
+        prose.stated(  # every timed op of the capture is slower than its specification roofline
+            tr.gettext(
+                N_(
+                    "Dense peaks: the specification's dense figures; sparsity is not used. Attainable throughput "
+                    "never exceeds them, and real GEMMs reach less (see the measured roofline)."
+                )
             ),
-            gpu=gpu.text("short_name", tr.language),
+            result.facts,
+            "measured.error_min > 0",
+            "quantifier comparison",
+        ),
+        prose.stated(
+            tr.gettext(
+                N_(
+                    "FP4 on the {gpu} is not measurable: it has no FP4 tensor cores. FP4 numbers on this page are "
+                    "predictions for the Blackwell GPUs only."
+                ),
+                gpu=gpu.text("short_name", tr.language),
+            ),
+            result.facts,
+            "measured.fp4_unsupported == 1",
+            "quantifier",
         ),
         tr.gettext(
             N_(
@@ -242,4 +270,6 @@ def caveats(result, tr: Translator, options: dict) -> object:
                 )
             )
         )
+    # the model's assumptions and the capture's differences from it (method), but the two stated items
+    items = [i if prose.CLAIM_OPEN in i else prose.method_block(i) for i in items]
     return fragment("".join(f"- {i}\n" for i in items))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from generators.errors import UserError
 from generators.kinds.roofline.render import labels as L
 from generators.pieces import MISSING, Cell, fragment, key_of
+from generators.render import prose
 from generators.render.hardware import cite
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder, text
@@ -52,18 +53,20 @@ def overview(result, tr: Translator, options: dict) -> object:
     p = f"{model}."
     f = lambda key, unit=None: fact(result, key, tr, unit)  # noqa: E731
     cfg = result.config
-    items = [
-        tr.gettext(
-            N_(
-                "{model} on {gpus}: every op of one decode step (batch {batches}, KV cache of {kv} positions) and "
-                "of one prefill ({seqs} tokens), with weights in {formats}."
-            ),
-            model=L.model_name(result, model),
-            gpus=tr.list(L.gpu_name(result, g, tr) for g in result.gpus),
-            batches=tr.list(tr.integer(b) for b in cfg.decode.batches),
-            kv=tr.integer(cfg.decode.kv_len),
-            seqs=tr.list(tr.integer(s) for s in cfg.prefill.seq_lens),
-            formats=tr.list(L.precision(w, tr) for w in cfg.weights),
+    items = [  # what the page models (method), then each statement on its facts
+        prose.method_block(
+            tr.gettext(
+                N_(
+                    "{model} on {gpus}: every op of one decode step (batch {batches}, KV cache of {kv} positions) and "
+                    "of one prefill ({seqs} tokens), with weights in {formats}."
+                ),
+                model=L.model_name(result, model),
+                gpus=tr.list(L.gpu_name(result, g, tr) for g in result.gpus),
+                batches=tr.list(tr.integer(b) for b in cfg.decode.batches),
+                kv=tr.integer(cfg.decode.kv_len),
+                seqs=tr.list(tr.integer(s) for s in cfg.prefill.seq_lens),
+                formats=tr.list(L.precision(w, tr) for w in cfg.weights),
+            )
         )
     ]
     for w in cfg.weights:
@@ -98,20 +101,25 @@ def overview(result, tr: Translator, options: dict) -> object:
         share = f"{p}{g}.{w}.decode.experts_layer_share_min"
         if f"{p}{g}.{w}.crossing.experts_min" in result.facts and share in result.facts:
             items.append(
-                tr.gettext(
-                    N_(
-                        "{gpu}, {w} weights: decode at batch 1 takes {b1} a token; the {w} projection GEMMs (one "
-                        "weight matrix each) turn compute-bound from batch {low} to {high}, but the routed-expert "
-                        "GEMMs, {share_low} to {share_high} of a MoE layer's predicted time at batches {first} to "
-                        "{last}, only from batch {elow} to {ehigh}."
+                prose.stated(
+                    tr.gettext(
+                        N_(
+                            "{gpu}, {w} weights: decode at batch 1 takes {b1} a token; the {w} projection GEMMs (one "
+                            "weight matrix each) turn compute-bound from batch {low} to {high}, but the routed-expert "
+                            "GEMMs, {share_low} to {share_high} of a MoE layer's predicted time at batches {first} to "
+                            "{last}, only from batch {elow} to {ehigh}."
+                        ),
+                        **args,
+                        share_low=f(share),
+                        share_high=f(f"{p}{g}.{w}.decode.experts_layer_share_max"),
+                        first=f(f"{p}{g}.{w}.decode.experts_layer_share.from"),
+                        last=f(f"{p}{g}.{w}.decode.experts_layer_share.to"),
+                        elow=f(f"{p}{g}.{w}.crossing.experts_min"),
+                        ehigh=f(f"{p}{g}.{w}.crossing.experts_max"),
                     ),
-                    **args,
-                    share_low=f(share),
-                    share_high=f(f"{p}{g}.{w}.decode.experts_layer_share_max"),
-                    first=f(f"{p}{g}.{w}.decode.experts_layer_share.from"),
-                    last=f(f"{p}{g}.{w}.decode.experts_layer_share.to"),
-                    elow=f(f"{p}{g}.{w}.crossing.experts_min"),
-                    ehigh=f(f"{p}{g}.{w}.crossing.experts_max"),
+                    result.facts,  # "but ... only from": every routed-expert GEMM crosses after every projection GEMM
+                    f'fact("{p}{g}.{w}.crossing.experts_min") > fact("{p}{g}.{w}.crossing.linear_max")',
+                    "quantifier comparison",
                 )
             )
         else:
@@ -124,17 +132,23 @@ def overview(result, tr: Translator, options: dict) -> object:
                     **args,
                 )
             )
+    mbig = int(result.facts["measured.m_max"].value)
     items.append(
-        tr.gettext(
-            N_(
-                "Measured on the {gpu}: {points} operator timings; GEMMs at M = 1 took a median {m1} longer than "
-                "predicted, at M = {mbig} {ebig} longer."
+        prose.stated(
+            tr.gettext(
+                N_(
+                    "Measured on the {gpu}: {points} operator timings; GEMMs at M = 1 took a median {m1} longer than "
+                    "predicted, at M = {mbig} {ebig} longer."
+                ),
+                gpu=result.measured_gpu.text("short_name", tr.language),
+                points=f("measured.points"),
+                m1=f("measured.gemm.m1.error_median"),
+                mbig=f("measured.m_max"),
+                ebig=f(f"measured.gemm.m{mbig}.error_median"),
             ),
-            gpu=result.measured_gpu.text("short_name", tr.language),
-            points=f("measured.points"),
-            m1=f("measured.gemm.m1.error_median"),
-            mbig=f("measured.m_max"),
-            ebig=f(f"measured.gemm.m{int(result.facts['measured.m_max'].value)}.error_median"),
+            result.facts,
+            f'fact("measured.gemm.m1.error_median") > 0 and fact("measured.gemm.m{mbig}.error_median") > 0',
+            "comparison",
         )
     )
     return fragment("".join(f"- {item}\n" for item in items))
@@ -174,7 +188,10 @@ def limits(result, tr: Translator, options: dict) -> object:
         bw = gpu.memory_bandwidth_bytes_per_s  # its note, and why this figure where documents disagree
         parts += [tr.pick(t) for t in (bw.note, bw.origin.choice if bw.origin else None) if t is not None]
         name = text(L.gpu_name(result, gpu.id, tr))
-        notes += ["- " + tr.gettext(N_("{term}: {text}"), term=f"**{name}**", text=text(p)) + "\n" for p in parts]
+        notes += [  # the hardware files' source notes (datasheets, why a figure): reference, not this capture
+            "- " + prose.method_block(tr.gettext(N_("{term}: {text}"), term=f"**{name}**", text=text(p))) + "\n"
+            for p in parts
+        ]
     legend = tr.gettext(
         N_(
             "Ridge point = dense peak ÷ memory bandwidth, computed from the hardware files; the measured row uses the "
@@ -183,7 +200,7 @@ def limits(result, tr: Translator, options: dict) -> object:
             "element-wise ops run against."
         )
     )
-    return fragment(t.build(), legend + "\n", "".join(notes))
+    return fragment(t.build(), prose.method_block(legend) + "\n", "".join(notes))
 
 
 def _dtype_label(dtype: str, tr: Translator) -> str:
@@ -225,7 +242,7 @@ def ceilings(result, tr: Translator, options: dict) -> object:
             "uses."
         )
     )
-    return fragment(t.build(), legend + "\n")
+    return fragment(t.build(), prose.method_block(legend) + "\n")
 
 
 def model_dims(result, tr: Translator, options: dict) -> object:
@@ -291,7 +308,7 @@ def ops(result, tr: Translator, options: dict) -> object:
         layer=tr.gettext(L.LAYERS["moe_layer" if result.models[model].moe else "dense_layer"]),
         dense=tr.gettext(L.LAYERS["dense_layer"]),
     )
-    return fragment(legend + "\n", *out)
+    return fragment(prose.method_block(legend) + "\n", *out)
 
 
 def projection(result, tr: Translator, options: dict) -> object:
@@ -336,7 +353,7 @@ def projection(result, tr: Translator, options: dict) -> object:
             "tokens. A dash: never; the activations alone keep the op below the ridge."
         )
     )
-    return fragment(t.build(), legend + "\n")
+    return fragment(t.build(), prose.method_block(legend) + "\n")
 
 
 def per_token(result, tr: Translator, options: dict) -> object:
@@ -362,7 +379,7 @@ def per_token(result, tr: Translator, options: dict) -> object:
         ),
         what=tr.gettext(N_("the batch") if phase == "decode" else N_("the sequence length")),
     )
-    return fragment(t.build(), legend + "\n")
+    return fragment(t.build(), prose.method_block(legend) + "\n")
 
 
 def dominant(result, tr: Translator, options: dict) -> object:
@@ -390,7 +407,7 @@ def dominant(result, tr: Translator, options: dict) -> object:
                 values.append(Cell(shown or None, shown or None, codes=tuple(rows["op"])))
             t.row(key_of(phase, size), *values)
     legend = tr.gettext(N_("The three ops with the largest share of the step's predicted time, per phase and size."))
-    return fragment(t.build(), legend + "\n")
+    return fragment(t.build(), prose.method_block(legend) + "\n")
 
 
 def measured(result, tr: Translator, options: dict) -> object:
@@ -420,7 +437,7 @@ def measured(result, tr: Translator, options: dict) -> object:
         ),
         gpu=result.measured_gpu.text("short_name", tr.language),
     )
-    return fragment(legend + "\n", t.build())
+    return fragment(prose.method_block(legend) + "\n", t.build())
 
 
 def measured_points(result, tr: Translator, options: dict) -> object:
@@ -458,14 +475,19 @@ def unsupported(result, tr: Translator, options: dict) -> object:
     cc = result.meta.gpu.compute_capability if result.meta else None
     if (u["dtype"] == "fp4").any():
         items.append(
-            tr.gettext(
-                N_(
-                    "FP4 GEMMs: not measured. The {gpu} (compute capability {cc}) has no FP4 tensor-core "
-                    "instructions; they arrived with Blackwell (compute capability 10.0). The FP4 rows of this "
-                    "page are predictions only, and the {gpu} has no FP4 rows."
+            prose.stated(
+                tr.gettext(
+                    N_(
+                        "FP4 GEMMs: not measured. The {gpu} (compute capability {cc}) has no FP4 tensor-core "
+                        "instructions; they arrived with Blackwell (compute capability 10.0). The FP4 rows of this "
+                        "page are predictions only, and the {gpu} has no FP4 rows."
+                    ),
+                    gpu=result.measured_gpu.text("short_name", tr.language),
+                    cc=cc or L.DASH,
                 ),
-                gpu=result.measured_gpu.text("short_name", tr.language),
-                cc=cc or L.DASH,
+                result.facts,
+                "measured.fp4_unsupported == 1",
+                "quantifier",
             )
         )
     att = u[u["op"] == "attention_decode"]
@@ -525,7 +547,7 @@ def mla(result, tr: Translator, options: dict) -> object:
             "predicted: the sum of the model's q_nope_w_kc, mla_attention and attn_w_vc ops at that batch."
         )
     )
-    return fragment(t.build(), legend + "\n")
+    return fragment(t.build(), prose.method_block(legend) + "\n")
 
 
 def small_gemm_fit(result, tr: Translator, options: dict) -> object:
@@ -554,4 +576,4 @@ def small_gemm_fit(result, tr: Translator, options: dict) -> object:
             "the fewest bytes the GEMM must move. Largest residual: the largest |measured ÷ fitted − 1|."
         )
     )
-    return fragment(t.build(), legend + "\n")
+    return fragment(t.build(), prose.method_block(legend) + "\n")

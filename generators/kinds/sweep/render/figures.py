@@ -13,7 +13,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullFormatter, NullLo
 from generators.kinds.sweep.render import labels as L
 from generators.kinds.sweep.render.tables import fact
 from generators.pieces import Figure, fragment
-from generators.render import figures
+from generators.render import figures, prose
 from generators.render.i18n import N_, Translator
 
 PASS_ORDER = ("inference", "train")
@@ -49,7 +49,8 @@ def _below(ax) -> None:
 
 
 def _figure(key: str, fig, alt: str, caption: str, data) -> Figure:
-    return Figure(key, figures.to_svg(fig), alt, caption, data)
+    """Every sweep figure's alt text and caption say what is drawn and how (method, no claim)."""
+    return Figure(key, figures.to_svg(fig), prose.method_block(alt), prose.method_block(caption), data)
 
 
 def scaling(result, tr: Translator, options: dict) -> object:

@@ -10,6 +10,7 @@ from generators import vocab
 from generators.kinds.sweep.render import labels as L
 from generators.kinds.sweep.render.tables import fact
 from generators.pieces import Cell, fragment
+from generators.render import prose
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder
 from generators.render.units import scaled
@@ -110,7 +111,7 @@ def setup(result, tr: Translator, options: dict) -> object:
         date=tr.date(meta.date[:10]),
         folder=L.code(result.paths["version_folder"]),
     )
-    return fragment(hw.build(), sw.build(), sizes.build(), wl.build(), step + "\n\n" + when + "\n")
+    return fragment(hw.build(), sw.build(), sizes.build(), wl.build(), prose.method_block(step) + "\n\n" + when + "\n")
 
 
 def _workload(key: str, value, tr: Translator) -> Cell:
@@ -147,18 +148,23 @@ def _code_block(lines: list[str]) -> str:
 
 PROCESSES_PER_SIZE = N_(
     "Each size runs in two fresh processes: the first times every configuration, then traces one more step of "
-    "each (a profiler session slows every later launch, so nothing is timed after one); the second times them "
-    "again and traces nothing. Both medians are shown."
+    "each (a profiler session slows every later launch: nothing is timed after one); the second times them "
+    "again and traces nothing."
+)
+#: what happened in the capture: every configuration that ran was timed in two processes (a claim)
+TIMED_TWICE = "event_wall.cells == cells - cells.oom - cells.failed and event_wall.processes == 2 * event_wall.cells"
+BOTH_MEDIANS = N_("Both medians are shown.")
+SHUFFLED = N_(
+    "Every configuration runs in two sets of fresh processes: each set takes all configurations in its own "
+    "shuffled order (the seed is in the capture's metadata), a few per process, so a configuration is timed "
+    "twice, in two processes, at two positions and beside different neighbours."
 )
 #: a capture with CUDA-graph GPU times (the capture's method since the timing issue) replaces the item above
 PROCESSES_SHUFFLED = [
     N_(
-        "Every configuration runs in two sets of fresh processes: each set takes all configurations in its own "
-        "shuffled order (the seed is in the capture's metadata), a few per process, so a configuration is timed "
-        "twice, in two processes, at two positions and beside different neighbours. Warm-up stops when the last "
-        "five steps agree within a few percent after a minimum time, or at a cap of steps or seconds (the "
-        "warm-up rule in the setup). The traces "
-        "come from processes of their own after all timing (a profiler session slows every later launch)."
+        "Warm-up stops when the last five steps agree within a few percent after a minimum time, or at a cap of "
+        "steps or seconds (the warm-up rule in the setup). The traces come from processes of their own after all "
+        "timing (a profiler session slows every later launch)."
     ),
     N_(
         "GPU time: after its eager steps, each configuration's step is captured once as a CUDA graph and replayed; "
@@ -209,7 +215,7 @@ METHOD = [
         "median: the step's kernels without the host's launch gaps, the time the GPU needs for the step. A cell "
         "without a GPU time (its graph replay ran out of memory, or a version captured without replay) has no "
         "MFU and no tokens/s; its eager time is shown with its class. The eager step's MFU divides by the eager "
-        "CUDA-event median (it equals the wall time within {dev}): in a host-bound cell the host's number. MFU "
+        "CUDA-event median: in a host-bound cell the host's number. MFU "
         "while kernels run divides by the traced eager step's summed kernel time."
     ),
     N_(
@@ -259,7 +265,15 @@ def methodology(result, tr: Translator, options: dict) -> object:
     }
     shuffled = bool(result.analysis.stability.get("gpu_cells"))
     items = [x for t in METHOD for x in (PROCESSES_SHUFFLED if shuffled and t is PROCESSES_PER_SIZE else [t])]
-    out += [f"- {tr.gettext(text, **args)}" for text in items]
+    for text in items:
+        if text is PROCESSES_PER_SIZE:  # what the capture did, then how the page shows it
+            timed = prose.stated(tr.gettext(text), result.facts, TIMED_TWICE, "quantifier")
+            out.append(f"- {tr.spaced(timed, prose.method_block(tr.gettext(BOTH_MEDIANS)))}")
+        elif text is PROCESSES_SHUFFLED[0]:
+            timed = prose.stated(tr.gettext(SHUFFLED), result.facts, TIMED_TWICE, "quantifier cause comparison")
+            out.append(f"- {tr.spaced(timed, prose.method_block(tr.gettext(text, **args)))}")
+        else:
+            out.append(f"- {prose.method_block(tr.gettext(text, **args))}")
     if shuffled:
         return fragment("\n".join(out) + "\n")
     notes = tr.gettext(
@@ -271,4 +285,4 @@ def methodology(result, tr: Translator, options: dict) -> object:
         meta=L.code(result.paths["meta"]),
         field=L.code("workload.notes"),
     )
-    return fragment("\n".join(out) + "\n\n" + notes + "\n")
+    return fragment("\n".join(out) + "\n\n" + prose.method_block(notes) + "\n")

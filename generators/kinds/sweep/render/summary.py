@@ -10,7 +10,7 @@ from generators import vocab
 from generators.kinds.sweep.render import labels as L
 from generators.kinds.sweep.render.tables import fact
 from generators.pieces import fragment
-from generators.render import tables
+from generators.render import prose, tables
 from generators.render.i18n import N_, Translator
 
 
@@ -40,53 +40,81 @@ def overview(result, tr: Translator, options: dict) -> object:
             batch=f("batch"),
             oom=f("cells.oom"),
         ),
-        tr.gettext(
-            N_(
-                "Eager step timing: {stable} cells are stable GPU measurements; {host} are host-bound (the GPU is "
-                "busy less than {busy} of the step: the time is the host's); {unstable} are unstable (the GPU is "
-                "busy, but the two processes or the quartiles disagree)."
+        prose.stated(
+            tr.gettext(
+                N_(
+                    "Eager step timing: {stable} cells are stable GPU measurements, {host} are host-bound (the GPU is "
+                    "busy less than {busy} of the step: the time is the host's) and {unstable} are unstable (the GPU "
+                    "is busy, but the two processes or the quartiles disagree)."
+                ),
+                stable=f("cells.stable"),
+                host=f("cells.host_bound"),
+                unstable=f("cells.unstable"),
+                busy=f("busy.threshold"),
             ),
-            stable=f("cells.stable"),
-            host=f("cells.host_bound"),
-            unstable=f("cells.unstable"),
-            busy=f("busy.threshold"),
+            result.facts,
+            "cells.stable + cells.host_bound + cells.unstable == cells - cells.oom - cells.failed "
+            "and host_bound.busy.max < busy.threshold",
+            "comparison",
         ),
-        tr.gettext(
-            N_(
-                "CUDA-event and wall times agree within {dev} in every cell that ran: where the step is slow, "
-                "the GPU is idle inside it, not mis-timed."
+        prose.stated(
+            tr.gettext(
+                N_(
+                    "CUDA-event and wall times agree within {dev} in every cell that ran: where the step is slow, "
+                    "the GPU is idle inside it, not mis-timed."
+                ),
+                dev=f("event_wall.max_dev", "percent2"),
             ),
-            dev=f("event_wall.max_dev", "percent2"),
+            result.facts,
+            "event_wall.cells == cells - cells.oom - cells.failed and event_wall.processes == 2 * event_wall.cells",
+            "quantifier",
         ),
     ]
     gpu_cells = result.facts.get("cells.gpu_time")
     if gpu_cells is not None and gpu_cells.value:
         items.append(
-            tr.gettext(
-                N_(
-                    "GPU time (the step replayed as a CUDA graph, without the host): {gpu} cells, the measure of "
-                    "their tokens/s and MFU; {none} ran without one (the replay ran out of memory)."
+            prose.stated(
+                tr.gettext(
+                    N_(
+                        "GPU time (the step replayed as a CUDA graph, without the host): {gpu} cells, the measure of "
+                        "their tokens/s and MFU; {none} ran without one (the replay ran out of memory)."
+                    ),
+                    gpu=f("cells.gpu_time"),
+                    none=f("cells.no_gpu_time"),
                 ),
-                gpu=f("cells.gpu_time"),
-                none=f("cells.no_gpu_time"),
+                result.facts,
+                "cells.no_gpu_time == cells.graph_oom and cells.gpu_time + cells.no_gpu_time == cells - cells.oom",
+                "cause quantifier",
             )
         )
     best = result.analysis.best.get("gpu")
     if best:
         items.append(
-            tr.gettext(
-                N_(
-                    "Highest model FLOPs utilisation by the GPU time (CUDA-graph replay): {mfu}, {cell}, of the "
-                    "measured {dtype} peak {peak}."
+            prose.stated(
+                tr.gettext(
+                    N_(
+                        "Highest model FLOPs utilisation by the GPU time (CUDA-graph replay): {mfu}, {cell}, of the "
+                        "measured {dtype} peak {peak}."
+                    ),
+                    mfu=f(f"cell.{best}.mfu"),
+                    cell=_cell_name(result, best, tr),
+                    dtype=tr.gettext(vocab.DTYPES[result.peak.dtype]),
+                    peak=f("peak"),
                 ),
-                mfu=f(f"cell.{best}.mfu"),
-                cell=_cell_name(result, best, tr),
-                dtype=tr.gettext(vocab.DTYPES[result.peak.dtype]),
-                peak=f("peak"),
+                result.facts,
+                f'fact("cell.{best}.mfu") == mfu.max',
+                "ranking",
             )
         )
     else:
-        items.append(tr.gettext(N_("No cell of this version has a GPU time: no MFU or tokens/s is given.")))
+        items.append(
+            prose.stated(
+                tr.gettext(N_("No cell of this version has a GPU time: no MFU or tokens/s is given.")),
+                result.facts,
+                "cells.gpu_time == 0",
+                "quantifier",
+            )
+        )
     items.append(
         tr.gettext(
             N_(
@@ -123,22 +151,34 @@ def overview(result, tr: Translator, options: dict) -> object:
 
 
 def softmax_gap(result, tr: Translator, options: dict) -> object:
-    """What the difference between the time ratio and the FLOP ratio means."""
+    """What the difference between the time ratio and the FLOP ratio means: each sentence on its
+    condition (the intensity against the ridge, the time ratio against the FLOP ratio)."""
     f = lambda name, unit=None: fact(result, name, tr, unit)  # noqa: E731
+    facts = result.facts
     first = tr.gettext(
         N_(
             "Per head, softmax does about {ops} operations per score (maximum, subtraction, exponential, sum, "
-            "division) while QKᵀ and PV do 4 × d_head FLOPs per score, so softmax has {flop_low} to {flop_high} "
-            "of the matmuls' operations. In the inference forward pass, as in the figure, its time is {low} to "
-            "{high} of theirs: per operation, softmax is {pf_low} to {pf_high} times slower."
+            "division) while QKᵀ and PV do 4 × d_head FLOPs per score: softmax has {flop_low} to {flop_high} "
+            "of the matmuls' operations."
         ),
         ops=f("softmax.ops"),
         flop_low=f("flop_ratio.min"),
         flop_high=f("flop_ratio.max"),
-        low=f("softmax_ratio.min"),
-        high=f("softmax_ratio.max"),
-        pf_low=f("per_flop.min", "count"),
-        pf_high=f("per_flop.max", "count"),
+    )
+    slower = prose.stated(
+        tr.gettext(
+            N_(
+                "In the inference forward pass, as in the figure, its time is {low} to {high} of theirs: per "
+                "operation, softmax is {pf_low} to {pf_high} times slower."
+            ),
+            low=f("softmax_ratio.min"),
+            high=f("softmax_ratio.max"),
+            pf_low=f("per_flop.min", "count"),
+            pf_high=f("per_flop.max", "count"),
+        ),
+        facts,
+        "per_flop.min > 1 and softmax_ratio.min > flop_ratio.max",
+        "comparison",
     )
     args = {
         "ops": f("softmax.ops"),
@@ -148,27 +188,34 @@ def softmax_gap(result, tr: Translator, options: dict) -> object:
         "cast_low": f("softmax_cast_share.min"),
         "cast_high": f("softmax_cast_share.max"),
     }
-    below = (
-        _value(result, "softmax.intensity_max") < _value(result, "ridge") and (_value(result, "per_flop.min") or 0) > 1
-    )
-    second = tr.gettext(SOFTMAX_BELOW if below else SOFTMAX_NOT_BELOW, **args)
-    return fragment(first + "\n\n" + second + "\n")
+    below = "softmax.intensity_max < ridge and per_flop.min > 1"
+    second = [
+        prose.stated(tr.gettext(SOFTMAX_SIGNATURE), facts, below, "cause"),
+        prose.stated(
+            tr.gettext(SOFTMAX_BYTES, **args), facts, "softmax.intensity_max < ridge", "quantifier comparison"
+        ),
+        prose.stated(tr.gettext(SOFTMAX_CAST, **args), facts, below + " and softmax_cast_share.min > 0", "comparison"),
+        prose.stated(
+            tr.gettext(SOFTMAX_NOT_BELOW, **args),
+            facts,
+            "softmax.intensity_max >= ridge or per_flop.min <= 1",
+            "quantifier comparison cause",
+        ),
+    ]
+    return fragment(tr.spaced(first, slower) + "\n\n" + tr.spaced(*(x for x in second if x)) + "\n")
 
 
-SOFTMAX_BELOW = N_(
-    "That gap is the signature of a memory-bound kernel. Softmax reads every score and writes every "
-    "probability: at least 4 bytes per score in BF16, for about {ops} operations, an arithmetic intensity "
-    "of at most {intensity}, below this GPU's ridge point of {ridge} (measured {dtype} peak ÷ measured "
-    "copy bandwidth). Its time follows the bytes of the S × S score matrix, not its arithmetic. In this "
-    "capture a copy/cast kernel before the softmax kernel takes {cast_low} to {cast_high} of the softmax "
-    "range: more bytes again."
+SOFTMAX_SIGNATURE = N_("That gap is the signature of a memory-bound kernel.")
+SOFTMAX_BYTES = N_(
+    "Softmax reads every score and writes every probability: at least 4 bytes per score in BF16, for about "
+    "{ops} operations, an arithmetic intensity of at most {intensity}, below this GPU's ridge point of {ridge} "
+    "(measured {dtype} peak ÷ measured copy bandwidth)."
+)
+SOFTMAX_CAST = N_(
+    "In this capture a copy/cast kernel before the softmax kernel takes {cast_low} to {cast_high} of the "
+    "softmax range: more bytes again."
 )
 SOFTMAX_NOT_BELOW = N_(
     "Softmax's arithmetic intensity of at most {intensity} is not below this GPU's ridge point of {ridge}: "
     "the bytes alone do not explain the gap."
 )
-
-
-def _value(result, name: str):
-    q = result.facts.get(name)
-    return None if q is None else q.value

@@ -11,6 +11,7 @@ from __future__ import annotations
 from generators import vocab
 from generators.kinds.sweep.render import labels as L
 from generators.pieces import MISSING, fragment, key_of
+from generators.render import prose
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder, code
 from generators.render.tables import text as md
@@ -47,7 +48,7 @@ def _notes(cells, tr: Translator, trace: bool = True) -> str:
             items.append("- " + tr.gettext(N_("{term}: {text}"), term=_who(c, tr), text=md(why)))
     if not items:
         return ""
-    return tr.gettext(N_("Cells without numbers here:")) + "\n\n" + "\n".join(items) + "\n"
+    return prose.method_block(tr.gettext(N_("Cells without numbers here:"))) + "\n\n" + "\n".join(items) + "\n"
 
 
 def _records(result):
@@ -107,8 +108,11 @@ def timing(result, tr: Translator, options: dict) -> object:
     )
     if not result.facts.get("cells.gpu_time") or not result.facts["cells.gpu_time"].value:
         none = N_("This version has no GPU time (it was not replayed as a CUDA graph): only the eager times.")
-        note = tr.spaced(note, tr.gettext(none))
-    return fragment(t.build(), note + "\n")
+        note = tr.spaced(
+            prose.method_block(note), prose.stated(tr.gettext(none), result.facts, "cells.gpu_time == 0", "quantifier")
+        )
+        return fragment(t.build(), note + "\n")
+    return fragment(t.build(), prose.method_block(note) + "\n")
 
 
 def phases(result, tr: Translator, options: dict) -> object:
@@ -131,13 +135,17 @@ def phases(result, tr: Translator, options: dict) -> object:
     note = tr.gettext(
         N_(
             "Summed kernel time of the traced step launched inside the {forward}, {backward} and {optimizer} "
-            "ranges (the step's kernels outside them: at most {outside}); the step time is the median wall time "
-            "from the timing grid."
+            "ranges (the step's kernels outside them: at most {outside})."
         ),
         forward=L.code("forward"),
         backward=L.code("backward"),
         optimizer=L.code("optimizer"),
         outside=fact(result, "outside.max", tr, "us"),
+    )
+    # "at most": outside.max is the largest over every traced training step (facts.py)
+    note = tr.spaced(
+        prose.stated(note, result.facts, "outside.max >= outside.min", "quantifier"),
+        prose.method_block(tr.gettext(N_("The step time is the median wall time from the timing grid."))),
     )
     return fragment(t.build(), note + "\n", _notes(cells, tr))
 
@@ -175,7 +183,7 @@ def mfu(result, tr: Translator, options: dict) -> object:
         dtype=tr.gettext(vocab.DTYPES[result.peak.dtype]),
         peak=fact(result, "peak", tr),
     )
-    return fragment(t.build(), note + "\n")
+    return fragment(t.build(), prose.method_block(note) + "\n")
 
 
 def _fresh(result) -> bool:
@@ -220,6 +228,15 @@ def memory(result, tr: Translator, options: dict) -> object:
             "(torch.cuda.max_memory_allocated), against the {memory} the GPU reports."
         )
     note = tr.gettext(text, memory=fact(result, "gpu.memory", tr, "gib"))
+    if fresh:  # what the capture did: every configuration alone in a fresh process (ran, or ran out of memory)
+        note = prose.stated(
+            note,
+            result.facts,
+            "memory.fresh.ok + memory.fresh.oom == memory.fresh.cells and memory.fresh.cells == cells",
+            "quantifier",
+        )
+    else:
+        note = prose.method_block(note)
     return fragment(t.build(), note + "\n")
 
 
@@ -262,7 +279,7 @@ def memory_position(result, tr: Translator, options: dict) -> object:
             "Each process ran a few cells one after another; a cell's peak is measured after the cells before it "
             "in the same process (0: the first in a fresh process). Larger ÷ smaller: the two processes' peaks."
         )
-    return fragment(t.build(), tr.gettext(text) + "\n")
+    return fragment(t.build(), prose.method_block(tr.gettext(text)) + "\n")
 
 
 def dominant(result, tr: Translator, options: dict) -> object:
@@ -290,7 +307,7 @@ def dominant(result, tr: Translator, options: dict) -> object:
             "pass's kernel time. Full names in the appendix."
         )
     )
-    return fragment(t.build(), note + "\n", _notes(_records(result), tr))
+    return fragment(t.build(), prose.method_block(note) + "\n", _notes(_records(result), tr))
 
 
 def non_gemm(result, tr: Translator, options: dict) -> object:
@@ -331,7 +348,7 @@ def non_gemm(result, tr: Translator, options: dict) -> object:
     ]
     first = tr.gettext(N_("First at each length: {list}."), list=tr.gettext(N_("; ")).join(firsts)) if firsts else ""
     inference = [c for c in _records(result) if c["pass"] == "inference"]
-    return fragment(t.build(), tr.spaced(note, first) + "\n", _notes(inference, tr))
+    return fragment(t.build(), tr.spaced(prose.method_block(note), first) + "\n", _notes(inference, tr))
 
 
 def gemm(result, tr: Translator, options: dict) -> object:
@@ -370,7 +387,7 @@ def gemm(result, tr: Translator, options: dict) -> object:
             "step's kernel time."
         )
     )
-    return fragment(t.build(), note + "\n", _notes(_records(result), tr))
+    return fragment(t.build(), prose.method_block(note) + "\n", _notes(_records(result), tr))
 
 
 def attention(result, tr: Translator, options: dict) -> object:
@@ -421,7 +438,7 @@ def slopes(result, tr: Translator, options: dict) -> object:
             "it follows the host, not the work."
         )
     )
-    return fragment(t.build(), note + "\n")
+    return fragment(t.build(), prose.method_block(note) + "\n")
 
 
 def names(result, tr: Translator, options: dict) -> object:
@@ -481,8 +498,11 @@ def falls(result, tr: Translator, options: dict) -> object:
             "The automated reviewer files each pair as a finding."
         )
     )
+    note = prose.method_block(note)
     if result.analysis.falls.empty:
-        note = tr.gettext(N_("No cell's time falls as its work grows beyond the measured spread.")) + " " + note
+        none = tr.gettext(N_("No cell's time falls as its work grows beyond the measured spread."))
+        none = prose.stated(none, result.facts, "falls.step + falls.gpu == 0", "quantifier trend comparison")
+        note = tr.spaced(none, note)
     return fragment(t.build(), note + "\n")
 
 
@@ -534,7 +554,7 @@ def stability(result, tr: Translator, options: dict) -> object:
         ),
         near=fact(result, "near_limit", tr),
     )
-    return fragment(t.build(), note + "\n")
+    return fragment(t.build(), prose.method_block(note) + "\n")
 
 
 def repeat(result, tr: Translator, options: dict) -> object:
@@ -587,7 +607,7 @@ def repeat(result, tr: Translator, options: dict) -> object:
             "median time to enqueue one eager step reaches the step's GPU time."
         )
     )
-    return fragment(t.build(), note + "\n")
+    return fragment(t.build(), prose.method_block(note) + "\n")
 
 
 WARMUP_OUTCOMES = {
@@ -638,7 +658,7 @@ def warmup(result, tr: Translator, options: dict) -> object:
             "the host's times."
         )
     )
-    return fragment(t.build(), note + "\n")
+    return fragment(t.build(), prose.method_block(note) + "\n")
 
 
 def non_gemm_cells(result, tr: Translator, options: dict) -> object:
@@ -667,7 +687,7 @@ def non_gemm_cells(result, tr: Translator, options: dict) -> object:
         ),
         top=tr.integer(result.config.top_non_gemm),
     )
-    return fragment(t.build(), note + "\n")
+    return fragment(t.build(), prose.method_block(note) + "\n")
 
 
 def bf16(result, tr: Translator, options: dict) -> object:
@@ -710,4 +730,4 @@ def bf16(result, tr: Translator, options: dict) -> object:
         ),
         file=L.code(result.config.diagnosis),
     )
-    return fragment(t.build(), note + "\n")
+    return fragment(t.build(), prose.method_block(note) + "\n")
