@@ -353,14 +353,14 @@ def part_targets(result, tr: Translator, options: dict) -> object:
             get(part, "share").value,
             get(part, "launches_per_step").value,
             fusable.value if fusable is not None else Cell("—", None),
-            tr.gettext(reached) if reached else "—",
+            tr.gettext(reached) if reached else tr.gettext(N_("neither (its kernels are mixed or of other kinds)")),
         )
     legend = prose.method_block(
         tr.gettext(
             N_(
                 "The model parts of the {variant} variant (see Time by model part), ranked by kernel time per step. "
                 "A part is reached by the recommendation whose kernels hold more than half of its time: fusion for "
-                "elementwise, copy and reduction kernels, weight streaming for GEMM kernels; —: neither. "
+                "elementwise, copy and reduction kernels, weight streaming for GEMM kernels. "
                 "Unattributed: {share} of the kernel time."
             ),
             variant=L.label(result.config.variants[p].label, tr),
@@ -368,7 +368,17 @@ def part_targets(result, tr: Translator, options: dict) -> object:
         )
     )
     sentences = [_targets_sentence(result, p, parts, key, label, tr) for key, label in REACHED_BY]
-    return fragment(t.build(), legend + "\n", tr.spaced(*sentences) + "\n")
+    return fragment(t.build(), legend + "\n", _joined(sentences) + "\n")
+
+
+def _joined(sentences: list[str]) -> str:
+    """Sentences joined with a space, none after a full-width stop (Translator.spaced would see
+    the invisible claim mark, not the stop, at the end of a marked sentence)."""
+    out = ""
+    for text in (s for s in sentences if s):
+        tight = not out or prose.strip(out).endswith(("。", "！", "？", "；"))
+        out += text if tight else " " + text
+    return out
 
 
 def _targets_sentence(result, p: str, parts: list[str], key: str, label: str, tr: Translator) -> str:

@@ -20,8 +20,8 @@ from generators.render.i18n import N_, NN_, Translator
 from generators.render.tables import TableBuilder
 
 METHOD_TEXT = {
-    "modules": N_("the module path and Python stack of each launch (with_stack)"),
-    "ranges": N_("the record_function ranges around each launch"),
+    "modules": N_("the module path and Python stack of each launch (`with_stack`)"),
+    "ranges": N_("the `record_function` ranges around each launch"),
     "rules": N_("operator-name rules only (the trace records no module, stack or part range)"),
     "eager": N_(
         "the eager trace of the same step code: each replayed kernel takes the part of the kernel at the same place "
