@@ -38,6 +38,31 @@ def test_project_rules_load():
     assert {r.category for r in rules.rules} <= set(vocab.CATEGORIES)
 
 
+#: phrases that say what a kernel is used for in some program rather than what it does (issue 25)
+GUESSES = re.compile(
+    r"\be\.g\.|\bhere\b|for example|such as|\btypically\b|\busually\b|\blikely\b|\bprobably\b"
+    r"|例如|比如|这里|此处|通常|可能|一般",
+    re.I,
+)
+
+
+def test_no_description_guesses_a_kernel_use():
+    """A rule's name and description say what the kernel does in general; what launched it in a
+    capture is the "Launched by" column's (from the trace), never a guess in the rules file. Read
+    from the raw YAML, not through the reader."""
+    import yaml
+
+    rules = yaml.safe_load(RULES.read_text(encoding="utf-8"))["rules"]
+    found = [
+        (r["match"], lang, text)
+        for r in rules
+        for key in ("name", "description")
+        for lang, text in r[key].items()
+        if GUESSES.search(text)
+    ]
+    assert not found, found
+
+
 @pytest.mark.parametrize(
     "body, message",
     [

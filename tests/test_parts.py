@@ -278,3 +278,60 @@ def test_the_decode_report_names_what_launched_its_top_kernels_and_says_where_pa
     cell = launched_by(v4, v4.parts["fused"], name, tr)  # identifiers: a monospace cell
     assert cell.style == "code" and cell.text.startswith("aten::index_copy_ ← range kv_cache_write (KV-cache write) ")
     assert v4.facts["fused.parts.recorded"].value == 1 and v4.facts["written.parts.recorded"].value == 1
+
+
+# -- 5. the recommendations ranked by model part ------------------------------------------------------------------
+def _category(rules: list[dict], name: str) -> str:
+    """The first rule of the raw kernels.yml whose match is found in the name (the rules file's contract)."""
+    return next((r["category"] for r in rules if re.search(r["match"], name)), "other")
+
+
+def test_the_recommendations_rank_the_parts_by_kernel_time_per_step():
+    """v4: each part's share in elementwise, copy and reduction kernels, recomputed from its kernels'
+    names with the raw rules file, adds up (with the unattributed kernels) to the fusion's time per
+    step, which the category table computes without parts; the unit's table lists the parts by time
+    per step, and its sentence names the fusion targets (over half their time in such kernels, at
+    least 1 % of the kernel time) in that order. v3 records no parts: the unit says the
+    recommendations are not ranked."""
+    import yaml
+
+    from generators.kinds.kernel_profile.render import advice
+    from generators.pieces import Markdown, Table
+    from generators.render import prose
+    from tests import decode_report, project
+
+    rules = yaml.safe_load((ROOT / "data/rules/kernels.yml").read_text(encoding="utf-8"))["rules"]
+    v4 = decode_report.report("v4")
+    kernels = v4.parts["fused"].trace.kernels
+    steps = v4.parts["fused"].trace.steps
+    fusable_ns: dict = {}
+    part_ns: dict = {}
+    for name, part, dur in zip(kernels["name"].astype(str), kernels["part"], kernels["dur_ns"]):
+        if _category(rules, name) in ("elementwise", "copy", "reduction"):
+            fusable_ns[part] = fusable_ns.get(part, 0) + int(dur)
+        part_ns[part] = part_ns.get(part, 0) + int(dur)
+    facts = v4.facts
+    for part, total in part_ns.items():
+        if part is not None:
+            got = facts[f"fused.parts.{part}.fusable_share"].value
+            assert got == pytest.approx(fusable_ns.get(part, 0) / total, rel=1e-9), part
+    assert sum(fusable_ns.values()) / steps == pytest.approx(facts["fused.fusion.time_per_step"].value, rel=1e-9)
+
+    tr = project.translator("en")
+    fragment = advice.part_targets(v4, tr, {})
+    table = next(p for p in fragment.pieces if isinstance(p, Table))
+    order = sorted((p for p in part_ns if p is not None), key=lambda p: -part_ns[p])
+    assert [r.key for r in table.rows] == order
+    total = sum(part_ns.values())
+    targets = [p for p in order if fusable_ns.get(p, 0) > 0.5 * part_ns[p] and part_ns[p] >= 0.01 * total]
+    assert targets[:2] == ["rope", "norm"] and "activation" in targets
+    text = "".join(p.text for p in fragment.pieces if isinstance(p, Markdown))
+    assert prose.CLAIM_OPEN in text  # the ranking sentences carry their (holding) conditions
+    fusion = prose.strip(text).split("“Fuse the elementwise", 1)[1].split("“Stream the weights", 1)[0]
+    labels = [tr.pick(v4.part_labels[p]) for p in targets]
+    positions = [fusion.index(f" in {label}") for label in labels]
+    assert positions == sorted(positions) and len(labels) == len(re.findall(r" µs in ", fusion))
+
+    v3 = decode_report.report("v3")
+    text = prose.strip("".join(p.text for p in advice.part_targets(v3, tr, {}).pieces))
+    assert text.startswith("The recommendations are not ranked by model part in this version")

@@ -66,6 +66,7 @@ UNITS = (
     Unit("kernel_profile.roofline_kernels", MODEL, f"{_F}:roofline_kernels", doc="figure: one roofline per top kernel"),
     Unit("kernel_profile.reading", MODEL, f"{_A}:reading", doc="how to read the metrics"),
     Unit("kernel_profile.headroom", MODEL, f"{_A}:headroom", doc="recommendations with their headroom per step"),
+    Unit("kernel_profile.part_targets", MODEL, f"{_A}:part_targets", doc="recommendations ranked by model part"),
     Unit("kernel_profile.hardware_design", MODEL, f"{_A}:hardware_design", doc="what the measurements ask of hardware"),
     Unit("kernel_profile.methodology", MODEL, f"{_M}:methodology", doc="commands, metrics, formulas, rule"),
     Unit("kernel_profile.names", MODEL, f"{_T}:names", doc="full kernel names beside friendly names"),

@@ -231,7 +231,10 @@ def compute(cat: Catalog, options: dict[str, str], partials: dict | None = None)
     result.facts.update(facts(result))
     order = list(part_rules.labels)
     for name, vp in variant_parts.items():
-        result.facts.update(kp_parts.facts(name, vp, order))
+        kernels = variants[name].kernels
+        categories = dict(zip(kernels["name"].astype(str), kernels["category"].astype(str)))
+        found = kp_parts.facts(name, vp, order, categories)
+        result.facts.update(found)
         if name == config.primary:
-            result.facts.update({"primary" + k[len(name) :]: q for k, q in kp_parts.facts(name, vp, order).items()})
+            result.facts.update({"primary" + k[len(name) :]: q for k, q in found.items()})
     return result

@@ -14,9 +14,16 @@ Facts (per variant, prefixed with its name, and ``primary.``):
 ``parts.method.<m>``                1, present for the trace's method only (modules, ranges,
                                     rules, eager)
 ``parts.<part>.share``              share of the range's kernel time in the part
-``parts.<part>.per_step``           its kernel time per step; ``.launches`` its launches
+``parts.<part>.per_step``           its kernel time per step; ``.launches`` its launches,
+                                    ``.launches_per_step`` per step
 ``parts.<part>.rank``               1 for the part with the most time, 2 next, ...
 ``parts.unattributed_share``        share of the range's kernel time with no part
+``parts.<part>.fusable_share``      share of the part's kernel time in elementwise, copy and
+                                    reduction kernels (``gemm_share``, ``attention_share``:
+                                    GEMM and attention kernels; categories of kernels.yml)
+``parts.<part>.fusable_rank``       1 for the part with the most kernel time among those with
+                                    more than half of it in fusable kernels, 2 next, ...
+                                    (``gemm_rank``: the same over GEMM kernels)
 ``parts.count``                     parts with kernel time
 ``timeline.step``                   the step the timeline shows (0-based), ``.kernels`` its
                                     kernels, ``.gap_share`` the share of the step's GPU span
@@ -123,7 +130,15 @@ def variant_parts(timeline_file, eager_file, rules, range_name: str) -> VariantP
     return VariantParts(trace, recorded, step, eager_step, ap.launched_by(trace.kernels) if recorded else {})
 
 
-def facts(name: str, vp: VariantParts | None, order: list[str]) -> dict[str, Quantity]:
+#: kernel categories (data/rules/kernels.yml) that each recommendation addresses
+FUSABLE = ("elementwise", "copy", "reduction")
+
+
+def facts(
+    name: str, vp: VariantParts | None, order: list[str], categories: dict[str, str] | None = None
+) -> dict[str, Quantity]:
+    """``categories``: kernel name -> category (the variant's kernel table), for the share of
+    each part's time in fusable, GEMM and attention kernels."""
     if vp is None:
         return {}
     p = f"{name}.parts"
@@ -139,7 +154,10 @@ def facts(name: str, vp: VariantParts | None, order: list[str]) -> dict[str, Qua
             out[f"{p}.{r.part}.rank"] = Quantity(rank[r.part], "count")
             if t.steps:
                 out[f"{p}.{r.part}.per_step"] = Quantity(r.kernel_ns / t.steps, "ns")
+                out[f"{p}.{r.part}.launches_per_step"] = Quantity(r.launches / t.steps, "count")
         out[f"{p}.unattributed_share"] = Quantity(t.unattributed_ns / t.total_ns if t.total_ns else 0.0, "fraction")
+        if categories is not None:
+            out.update(_category_shares(p, t.kernels, categories))
         out[f"{p}.count"] = Quantity(len(t.table), "count")
     for label, step in (("timeline", vp.step), ("timeline.eager", vp.eager_step)):
         if step is not None:
@@ -147,4 +165,27 @@ def facts(name: str, vp: VariantParts | None, order: list[str]) -> dict[str, Qua
             out[f"{name}.{label}.kernels"] = Quantity(len(step.kernels), "count")
             out[f"{name}.{label}.gap_share"] = Quantity(step.gap_share, "fraction")
             out[f"{name}.{label}.launch_calls"] = Quantity(len(step.calls), "count")
+    return out
+
+
+def _category_shares(p: str, kernels: pd.DataFrame, categories: dict[str, str]) -> dict[str, Quantity]:
+    """Per part, the share of its kernel time in fusable (elementwise, copy, reduction), GEMM and
+    attention kernels: which recommendation reaches it."""
+    k = kernels.dropna(subset=["part"])
+    if not len(k):
+        return {}
+    cat = k["name"].astype(str).map(categories).fillna("other")
+    group = cat.map(lambda c: "fusable" if c in FUSABLE else c if c in ("gemm", "attention") else "rest")
+    sums = k.assign(group=group.to_numpy()).groupby(["part", "group"])["dur_ns"].sum()
+    total = k.groupby("part")["dur_ns"].sum()
+    out = {}
+    for part, t in total.items():
+        for g in ("fusable", "gemm", "attention"):
+            value = float(sums.get((part, g), 0)) / float(t) if t else 0.0
+            out[f"{p}.{part}.{g}_share"] = Quantity(value, "fraction")
+    for g in ("fusable", "gemm"):  # the targets of fusion and of weight streaming, by kernel time
+        mostly = [part for part in total.index if out[f"{p}.{part}.{g}_share"].value > 0.5]
+        ranked = sorted(mostly, key=lambda part: (-int(total[part]), str(part)))
+        for i, part in enumerate(ranked, start=1):
+            out[f"{p}.{part}.{g}_rank"] = Quantity(i, "count")
     return out

@@ -7,9 +7,10 @@ every number is a fact of ``advice.py`` / ``facts.py``, formatted here.
 
 from __future__ import annotations
 
+from generators.kinds.kernel_profile.render import labels as L
 from generators.kinds.kernel_profile.render.tables import fact
 from generators.pieces import Cell, fragment
-from generators.render import tables
+from generators.render import prose, tables
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder
 from generators.render.units import auto, scaled, show
@@ -270,3 +271,153 @@ def reading(result, tr: Translator, options: dict) -> object:
     for i, (metric, what, read) in enumerate(READING):
         t.row(f"m{i}", tr.gettext(metric), tr.gettext(what), tr.gettext(read))
     return fragment(t.build())
+
+
+# -- the recommendations ranked by model part ---------------------------------------------------------
+#: (group fact, the recommendation that reaches a part whose time is mostly in that group's kernels)
+REACHED_BY = (("fusable_share", HEADROOM[1][1]), ("gemm_share", HEADROOM[2][1]))
+#: a part is ranked among a recommendation's targets from this share of the primary's kernel time
+TARGET_MIN_SHARE = 0.01
+#: operator rules leave more than this share unattributed: too little to rank by
+RULES_MAX_UNATTRIBUTED = 0.3
+
+
+def _ranked_parts(result, p: str) -> list[str]:
+    facts = result.facts
+    parts = [
+        k[len(f"{p}.parts.") : -len(".rank")] for k in facts if k.startswith(f"{p}.parts.") and k.endswith(".rank")
+    ]
+    return sorted(parts, key=lambda part: facts[f"{p}.parts.{part}.rank"].value)
+
+
+def _not_ranked(result, p: str, tr: Translator) -> str:
+    """Why this version's recommendations are not ranked by part ("" when they are)."""
+    facts = result.facts
+    recorded = prose.claimed(
+        tr,
+        N_(
+            "The recommendations are not ranked by model part in this version: its replayed kernels carry no "
+            "operator, and the version has no eager trace of the same step code."
+        ),
+        facts,
+        f"{p}.parts.recorded == 0",
+        missing=N_("The recommendations are not ranked by model part: this version records no operators."),
+    )
+    rules = (
+        prose.claimed(
+            tr,
+            N_(
+                "The recommendations are not ranked by model part in this version: its traces record no module, Python "
+                "stack or part range, and operator names alone leave {share} of the kernel time unattributed."
+            ),
+            facts,
+            f"{p}.parts.method.rules == 1 and {p}.parts.unattributed_share > {RULES_MAX_UNATTRIBUTED}",
+            covers="cause",
+            share=fact(result, f"{p}.parts.unattributed_share", tr),
+        )
+        if f"{p}.parts.method.rules" in facts
+        else ""
+    )
+    return recorded or rules
+
+
+def part_targets(result, tr: Translator, options: dict) -> object:
+    """The primary variant's model parts ranked by kernel time per step, each with the
+    recommendation whose kernels its time is mostly in; then, per recommendation, its target
+    parts in that order (a claimed sentence)."""
+    p = result.config.primary
+    why = _not_ranked(result, p, tr)
+    if why:
+        return fragment(why + "\n")
+    facts = result.facts
+    parts = _ranked_parts(result, p)
+    get = lambda part, key: facts.get(f"{p}.parts.{part}.{key}")  # noqa: E731
+    t = TableBuilder("part-targets", tr)
+    t.col("rank", N_("#"), "count").col("part", N_("Model part"))
+    t.col("per_step", N_("Kernel time per step"), "us").col("share", N_("Time share"), "percent")
+    t.col("launches", N_("Launches per step"), "count1")
+    t.col("fusable", N_("In elementwise, copy and reduction kernels"), "percent")
+    t.col("what", N_("Recommendation that reaches it"))
+    for part in parts:
+        if get(part, "per_step") is None:
+            continue
+        reached = next(
+            (label for key, label in REACHED_BY if (q := get(part, key)) is not None and q.value > 0.5), None
+        )
+        fusable = get(part, "fusable_share")
+        t.row(
+            part,
+            int(get(part, "rank").value),
+            tr.pick(result.part_labels[part]),
+            get(part, "per_step").value,
+            get(part, "share").value,
+            get(part, "launches_per_step").value,
+            fusable.value if fusable is not None else Cell("—", None),
+            tr.gettext(reached) if reached else tr.gettext(N_("neither (its kernels are mixed or of other kinds)")),
+        )
+    legend = prose.method_block(
+        tr.gettext(
+            N_(
+                "The model parts of the {variant} variant (see Time by model part), ranked by kernel time per step. "
+                "A part is reached by the recommendation whose kernels hold more than half of its time: fusion for "
+                "elementwise, copy and reduction kernels, weight streaming for GEMM kernels. "
+                "Unattributed: {share} of the kernel time."
+            ),
+            variant=L.label(result.config.variants[p].label, tr),
+            share=fact(result, f"{p}.parts.unattributed_share", tr),
+        )
+    )
+    sentences = [_targets_sentence(result, p, parts, key, label, tr) for key, label in REACHED_BY]
+    return fragment(t.build(), legend + "\n", _joined(sentences) + "\n")
+
+
+def _joined(sentences: list[str]) -> str:
+    """Sentences joined with a space, none after a full-width stop (Translator.spaced would see
+    the invisible claim mark, not the stop, at the end of a marked sentence)."""
+    out = ""
+    for text in (s for s in sentences if s):
+        tight = not out or prose.strip(out).endswith(("。", "！", "？", "；"))
+        out += text if tight else " " + text
+    return out
+
+
+def _targets_sentence(result, p: str, parts: list[str], key: str, label: str, tr: Translator) -> str:
+    """``label``'s target parts (more than half of their time in its kernels, at least
+    TARGET_MIN_SHARE of the kernel time) in order of kernel time per step; the condition states
+    the order, each target's share and that no other part qualifies."""
+    facts = result.facts
+    f = lambda part, k: f"{p}.parts.{part}.{k}"  # noqa: E731
+    have = [part for part in parts if f(part, key) in facts and f(part, "per_step") in facts]
+    targets = [
+        part for part in have if facts[f(part, key)].value > 0.5 and facts[f(part, "share")].value >= TARGET_MIN_SHARE
+    ]
+    if not targets:
+        return ""
+    cond = [f"{f(part, key)} > 0.5 and {f(part, 'share')} >= {TARGET_MIN_SHARE}" for part in targets]
+    cond += [f"{f(a, 'per_step')} > {f(b, 'per_step')}" for a, b in zip(targets, targets[1:])]
+    cond += [
+        f"({f(part, key)} <= 0.5 or {f(part, 'share')} < {TARGET_MIN_SHARE})" for part in have if part not in targets
+    ]
+    items = [
+        tr.gettext(
+            N_("{time} in {part}"),
+            part=tr.pick(result.part_labels[part]),
+            time=fact(result, f(part, "per_step"), tr, "us"),
+        )
+        for part in targets
+    ]
+    message = (
+        N_("“{what}” reaches these parts with at least {min} of the kernel time, in order of time per step: {parts}.")
+        if len(targets) > 1
+        else N_("“{what}” reaches one part with at least {min} of the kernel time: {parts}.")
+    )
+    return prose.claimed(
+        tr,
+        message,
+        facts,
+        " and ".join(cond),
+        covers="ranking comparison quantifier",
+        what=tr.gettext(label),
+        parts=tr.list(items),
+        min=tr.percent(TARGET_MIN_SHARE, 0),
+    )

@@ -10,16 +10,18 @@ when the version has one. Numbers come from kinds/kernel_profile/parts.py.
 
 from __future__ import annotations
 
+import textwrap
+
 from generators.kinds.kernel_profile.render import labels as L
 from generators.kinds.kernel_profile.render.tables import fact
 from generators.pieces import Figure, fragment
 from generators.render import figures, prose
-from generators.render.i18n import N_, Translator
+from generators.render.i18n import N_, NN_, Translator
 from generators.render.tables import TableBuilder
 
 METHOD_TEXT = {
-    "modules": N_("the module path and Python stack of each launch (with_stack)"),
-    "ranges": N_("the record_function ranges around each launch"),
+    "modules": N_("the module path and Python stack of each launch (`with_stack`)"),
+    "ranges": N_("the `record_function` ranges around each launch"),
     "rules": N_("operator-name rules only (the trace records no module, stack or part range)"),
     "eager": N_(
         "the eager trace of the same step code: each replayed kernel takes the part of the kernel at the same place "
@@ -92,39 +94,62 @@ def parts(result, tr: Translator, options: dict) -> object:
             steps=tr.integer(t.steps or 0),
         )
         pieces += [table.build(), prose.method_block(note) + "\n"]  # how the parts were found; a share
-        bars.append((label, [(p, float(s)) for p, s in zip(t.table["part"], t.table["share"])]))
+        plain = tr.pick(result.config.variants[name].label)  # a figure's text is plain: no markup
+        bars.append((plain, [(p, float(s)) for p, s in zip(t.table["part"], t.table["share"])]))
     if bars:
         pieces.append(_bar_figure(result, bars, tr))
     return fragment(*pieces)
 
 
 def _draw_bars(ax, rows: list, colors: dict, names: dict, unattributed: str) -> None:
-    seen = set()
+    """One stacked bar per row (label, [(part, share)]), the share written in each segment of
+    at least 6 %; the legend under the axes, across the figure."""
+    from matplotlib.patches import Patch
+
+    present = []
     for y, (_, segments) in enumerate(rows):
         left = 0.0
         for part, share in segments:
-            label = names[part] if part not in seen else None
-            seen.add(part)
-            ax.barh(y, share * 100, left=left, color=colors.get(part, "#7f7f7f"), edgecolor="white", label=label)
+            if part not in present:
+                present.append(part)
+            ax.barh(y, share * 100, left=left, color=colors.get(part, "#7f7f7f"), edgecolor="white")
+            if share >= 0.06:
+                ax.text(left + share * 50, y, f"{share * 100:.0f}", ha="center", va="center", fontsize=7, color="white")
             left += share * 100
-        if left < 100:
-            label = unattributed if "unattributed" not in seen else None
-            seen.add("unattributed")
-            ax.barh(y, 100 - left, left=left, color="#dddddd", edgecolor="white", label=label)
-    ax.set_yticks(range(len(rows)), [r[0] for r in rows])
+        if left < 99.95:
+            ax.barh(y, 100 - left, left=left, color="#dddddd", edgecolor="white")
+            if "unattributed" not in present:
+                present.append("unattributed")
+    ax.set_yticks(range(len(rows)), [r[0] for r in rows], fontsize=8)
     ax.set_xlim(0, 100)
     ax.invert_yaxis()
-    ax.legend(fontsize=6.5, ncol=3, loc="upper center", bbox_to_anchor=(0.5, -0.28), frameon=False)
+    handles = [
+        Patch(
+            facecolor="#dddddd" if p == "unattributed" else colors.get(p, "#7f7f7f"),
+            label=unattributed if p == "unattributed" else names[p],
+        )
+        for p in [q for q in names if q in present] + (["unattributed"] if "unattributed" in present else [])
+    ]
+    ax.legend(
+        handles=handles,
+        fontsize=6.5,
+        ncol=3,
+        loc="lower center",
+        bbox_to_anchor=(0.5, 0.01),
+        bbox_transform=ax.figure.transFigure,
+        frameon=False,
+    )
 
 
 def _bar_figure(result, bars, tr: Translator) -> Figure:
-    plan = figures.Plan("parts-bars", 7.5, 1.2 + 0.5 * len(bars) + 1.3)
-    plan.subplots_adjust(left=0.32, right=0.97, top=0.92, bottom=0.55)
+    height = 0.35 + 0.55 * len(bars) + 1.45
+    plan = figures.Plan("parts-bars", 7.5, height)
+    plan.subplots_adjust(left=0.3, right=0.97, top=1 - 0.3 / height, bottom=1.45 / height)
     ax = plan.add_subplot()
     names = {p: part_label(result, p, tr) for p in result.part_labels}
-    wrapped = [(label if len(label) < 40 else label[:38] + "…", segs) for label, segs in bars]
+    wrapped = [("\n".join(textwrap.wrap(label, 30)) if " " in label else label, segs) for label, segs in bars]
     ax.draw_with(_draw_bars, wrapped, _colors(result), names, tr.gettext(N_("unattributed")))
-    ax.set_xlabel(tr.gettext(N_("Share of the kernel time (%)")))
+    ax.set_xlabel(tr.gettext(N_("Share of the kernel time (%)")), fontsize=8)
     svg = figures.svg(plan, tr.lang)
     alt = tr.gettext(N_("Kernel time by model part, one bar per variant"))
     caption = tr.gettext(
@@ -136,16 +161,135 @@ def _bar_figure(result, bars, tr: Translator) -> Figure:
 
 
 # -- step timeline --------------------------------------------------------------------------------------
-def _draw_step(ax, kernels: list, calls: list, colors: dict, names: dict, host: str, gpu: str) -> None:
-    """Kernels (start_us, dur_us, part) on the lower lane, launch calls (start_us, dur_us) above."""
-    by_color: dict[str, list] = {}
+#: kernels shown in the zoomed panel, from the middle of the step
+ZOOM_KERNELS = 40
+UNATTRIBUTED = "#bbbbbb"
+HOST = "#444444"
+
+
+def _is_part(part) -> bool:
+    return isinstance(part, str)
+
+
+def _draw_lanes(ax, kernels: list, calls: list, colors: dict, lo: float, hi: float, labels: tuple, note: str) -> None:
+    """Kernels (start, dur, part) on the lower lane, launch calls (start, dur) above, between
+    ``lo`` and ``hi`` (the panel's unit). A span narrower than a 1/1500 of the window is widened
+    to it, so that each kernel and call stays visible; the gaps between them stay white."""
+    least = (hi - lo) / 1500
+    by_part: dict = {}
     for start, dur, part in kernels:
-        by_color.setdefault(part, []).append((start, max(dur, 0.05)))
-    for part, spans in by_color.items():
-        ax.broken_barh(spans, (0, 0.8), facecolors=colors.get(part, "#7f7f7f"), label=names.get(part, part))
-    ax.broken_barh([(s, max(d, 0.05)) for s, d in calls], (1.2, 0.6), facecolors="#444444")
-    ax.set_yticks([0.4, 1.5], [gpu, host])
+        if start + dur >= lo and start <= hi:
+            by_part.setdefault(part if _is_part(part) else None, []).append((start, max(dur, least)))
+    for part, spans in by_part.items():
+        ax.broken_barh(spans, (0, 0.8), facecolors=colors.get(part, UNATTRIBUTED), linewidth=0)
+    shown = [(s, max(d, least)) for s, d in calls if s + d >= lo and s <= hi]
+    if shown:
+        ax.broken_barh(shown, (1.2, 0.6), facecolors=HOST, linewidth=0)
+    if note:
+        ax.text(lo + (hi - lo) * 0.005, 1.5, note, va="center", ha="left", fontsize=7, color=HOST)
+    ax.set_xlim(lo, hi)
+    ax.set_yticks([0.4, 1.5], [labels[1], labels[0]])
     ax.set_ylim(-0.2, 2.0)
+    ax.grid(axis="y", visible=False)
+
+
+def _mark_window(ax, lo: float, hi: float) -> None:
+    ax.axvspan(lo, hi, color="#000000", alpha=0.12, linewidth=0)
+
+
+def _legend(ax, handles: list) -> None:
+    from matplotlib.patches import Patch
+
+    patches = [Patch(facecolor=color, label=label) for label, color in handles]
+    ax.legend(handles=patches, fontsize=6.5, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.45), frameon=False)
+
+
+def _step_figure(result, name: str, i: int, title: str, step, colors: dict, names: dict, tr: Translator) -> Figure:
+    k = [
+        (s / 1e3, d / 1e3, p) for s, d, p in zip(step.kernels["start_ns"], step.kernels["dur_ns"], step.kernels["part"])
+    ]
+    c = [(s / 1e3, (e - s) / 1e3) for s, e in zip(step.calls["start_ns"], step.calls["end_ns"])]
+    first, last = min(s for s, _, _ in k), max(s + d for s, d, _ in k)
+    ms = last - first > 2000  # the whole step in ms when it is longer than 2 ms
+    scale = 1e3 if ms else 1.0
+    kk = [((s - first) / scale, d / scale, p) for s, d, p in k]
+    cc = [((s - first) / scale, d / scale) for s, d in c]
+    span = (last - first) / scale
+    lanes = (tr.gettext(N_("host")), tr.gettext(N_("GPU")))
+    before = [s for s, d in c if s + d < first - 0.01 * (last - first)]  # left of the window
+    note = ""
+    if before:  # launch calls that ended before the first kernel started: outside the window
+        note = tr.gettext(
+            N_("← launch call {ago} before the first kernel"),
+            ago=tr.gettext(N_("{value} ms"), value=tr.fixed((first - min(before)) / 1e3, 1)),
+        )
+    order = sorted(range(len(k)), key=lambda j: k[j][0])
+    mid = max(0, min(len(order) // 2, len(order) - ZOOM_KERNELS))
+    zoom = [k[j] for j in order[mid : mid + ZOOM_KERNELS]]
+    z_lo, z_hi = zoom[0][0], max(s + d for s, d, _ in zoom)
+    pad = (z_hi - z_lo) * 0.01
+    zk = [(s - first, d, p) for s, d, p in k]
+    zc = [(s - first, d) for s, d in c]
+    plan = figures.Plan(f"timeline-{name}-{i}", 7.5, 4.8)
+    plan.subplots_adjust(left=0.1, right=0.98, top=0.93, bottom=0.25, hspace=0.8)
+    top = plan.add_subplot(2, 1, 1)
+    top.draw_with(_draw_lanes, kk, cc, colors, -span * 0.01, span * 1.01, lanes, note)
+    top.draw_with(_mark_window, (z_lo - first) / scale, (z_hi - first) / scale)
+    top.set_title(title, fontsize=9)
+    unit = tr.gettext(N_("ms")) if ms else tr.gettext(N_("µs"))
+    top.set_xlabel(tr.gettext(N_("Time from the step's first kernel ({unit})"), unit=unit), fontsize=8)
+    bottom = plan.add_subplot(2, 1, 2)
+    bottom.draw_with(_draw_lanes, zk, zc, colors, z_lo - first - pad, z_hi - first + pad, lanes, "")
+    bottom.set_title(
+        tr.gettext(
+            N_("Zoom (shaded above): kernels {a} to {b} of {n}; white: no kernel running"),
+            a=tr.integer(mid + 1),
+            b=tr.integer(mid + len(zoom)),
+            n=tr.integer(len(k)),
+        ),
+        fontsize=8,
+    )
+    bottom.set_xlabel(
+        tr.gettext(N_("Time from the step's first kernel ({unit})"), unit=tr.gettext(N_("µs"))), fontsize=8
+    )
+    present = {p if _is_part(p) else None for _, _, p in k}
+    handles = [(names[p], colors[p]) for p in result.part_labels if p in present]
+    if None in present:
+        handles.append((tr.gettext(N_("unattributed")), UNATTRIBUTED))
+    handles.append((tr.gettext(N_("host launch call")), HOST))
+    bottom.draw_with(_legend, handles)
+    svg = figures.svg(plan, tr.lang)
+    alt = tr.gettext(N_("Step {step}: kernels by model part on a time axis, launch calls above"), step=step.index)
+    calls = tr.ngettext(
+        NN_("{count} host launch call above them", "{count} host launch calls above them"),
+        len(c),
+        count=tr.integer(len(c)),
+    )
+    legend = tr.gettext(
+        N_("Step {step} of {range}, {title}: {kernels} kernels coloured by model part, {calls}."),
+        step=tr.integer(step.index),
+        range=result.config.range,  # a caption is plain text: no markup
+        title=title,
+        kernels=tr.integer(len(k)),
+        calls=calls,
+    )
+    gap = f"{name}.timeline{'' if i == 0 else '.eager'}.gap_share"
+    idle = prose.stated(  # the share of the span without a kernel (parts.py: the gaps between kernels)
+        tr.gettext(
+            N_("No kernel runs during {gap} of the span from the first kernel's start to the last one's end."),
+            gap=fact(result, gap, tr),
+        ),
+        result.facts,
+        f'fact("{gap}") >= 0 and fact("{gap}") <= 1',
+        "quantifier",
+    )
+    caption = tr.spaced(prose.method_block(legend), idle, prose.method_block(tr.gettext(N_("Click to zoom."))))
+    alt = prose.method_block(alt)
+    data = (
+        ("start_ns", "dur_ns", "part", "kernel"),
+        *zip(*(step.kernels[col] for col in ("start_ns", "dur_ns", "part", "name"))),
+    )
+    return Figure(f"timeline-{name}-{i}", svg, alt, caption, data)
 
 
 def timeline(result, tr: Translator, options: dict) -> object:
@@ -157,54 +301,9 @@ def timeline(result, tr: Translator, options: dict) -> object:
             + "\n"
         )
     colors = _colors(result)
-    colors[None] = "#bbbbbb"
     names = {p: part_label(result, p, tr) for p in result.part_labels}
-    names[None] = tr.gettext(N_("unattributed"))
-    steps = [(tr.gettext(N_("CUDA-graph replay")) if len(vp.step.calls) == 1 else tr.gettext(N_("as traced")), vp.step)]
+    graph = len(vp.step.calls) == 1
+    steps = [(tr.gettext(N_("CUDA-graph replay")) if graph else tr.gettext(N_("as traced")), vp.step)]
     if vp.eager_step is not None:
-        steps.append((tr.gettext(N_("the same step code run eagerly (profiled with Python stacks)")), vp.eager_step))
-    out = []
-    for i, (title, step) in enumerate(steps):
-        plan = figures.Plan(f"timeline-{name}-{i}", 7.5, 2.6)
-        plan.subplots_adjust(left=0.1, right=0.98, top=0.86, bottom=0.42)
-        ax = plan.add_subplot()
-        k = [
-            (s / 1e3, d / 1e3, p)
-            for s, d, p in zip(step.kernels["start_ns"], step.kernels["dur_ns"], step.kernels["part"])
-        ]
-        c = [(s / 1e3, (e - s) / 1e3) for s, e in zip(step.calls["start_ns"], step.calls["end_ns"])]
-        ax.draw_with(_draw_step, k, c, colors, names, tr.gettext(N_("host")), tr.gettext(N_("GPU")))
-        ax.set_xlabel(tr.gettext(N_("Time from the step's first launch call (µs)")))
-        ax.set_title(title, fontsize=9, y=1.0)
-        ax.legend(fontsize=6, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.35), frameon=False)
-        svg = figures.svg(plan, tr.lang)
-        alt = tr.gettext(N_("Step {step}: kernels by model part on a time axis, launch calls above"), step=step.index)
-        legend = tr.gettext(
-            N_(
-                "Step {step} of {range} ({title}): {kernels} kernels coloured by model part, {calls} host launch "
-                "calls above them."
-            ),
-            step=tr.integer(step.index),
-            range=result.config.range,  # a caption is plain text: no markup
-            title=title,
-            kernels=tr.integer(len(step.kernels)),
-            calls=tr.integer(len(step.calls)),
-        )
-        gap = f"{name}.timeline{'' if i == 0 else '.eager'}.gap_share"
-        idle = prose.stated(  # the share of the span without a kernel (facts.py: the gaps between kernels)
-            tr.gettext(
-                N_("No kernel runs during {gap} of the span from the first kernel's start to the last one's end."),
-                gap=fact(result, gap, tr),
-            ),
-            result.facts,
-            f'fact("{gap}") >= 0 and fact("{gap}") <= 1',
-            "quantifier",
-        )
-        caption = tr.spaced(prose.method_block(legend), idle, prose.method_block(tr.gettext(N_("Click to zoom."))))
-        alt = prose.method_block(alt)
-        data = (
-            ("start_ns", "dur_ns", "part", "kernel"),
-            *zip(*(step.kernels[c] for c in ("start_ns", "dur_ns", "part", "name"))),
-        )
-        out.append(Figure(f"timeline-{name}-{i}", svg, alt, caption, data))
-    return fragment(*out)
+        steps.append((tr.gettext(N_("the same step code run eagerly, profiled with Python stacks")), vp.eager_step))
+    return fragment(*(_step_figure(result, name, i, t, s, colors, names, tr) for i, (t, s) in enumerate(steps)))

@@ -291,16 +291,20 @@ def launched_by(result, vp, name: str, tr: Translator) -> str | Cell:
         return tr.gettext(N_("not recorded in this version"))
     rows = vp.launched_by.get(name, [])
     out = []
+
+    def percent(share: float) -> str:  # a share that rounds to 0 % is still there: "<1%"
+        return tr.percent(share, 0) if share >= 0.005 else "<" + tr.percent(0.01, 0)
+
     for row in rows:
         if row["part"] is None and row["op"] is None:
             out.append(
                 tr.gettext(N_("unknown (no operator at this place in the eager step)"))
-                + f" {tr.percent(row['time_share'], 0)}"
+                + f" {percent(row['time_share'])}"
             )
             continue
         op = row["op"] or L.DASH
         caller = f" ← {row['caller']}" if row["caller"] and row["caller"] != row["op"] else ""
-        share = tr.percent(row["time_share"], 0)
+        share = percent(row["time_share"])
         if row["part"]:  # the parentheses as the language writes them (the catalogs)
             label = tr.pick(result.part_labels[row["part"]])
             out.append(tr.gettext(N_("{op}{caller} ({part}) {share}"), op=op, caller=caller, part=label, share=share))
