@@ -13,9 +13,10 @@ code) its key under the comparison's *basis* (:func:`basis`):
 * ``call_site``: the operator and its input shapes (``op|<operator>|<shapes>``), so that the
   same call computed by different kernels on the two sides (cuBLAS picks another GEMM on
   another GPU; torch.compile replaces a kernel) is one row; a kernel without an operator
-  falls back to its name (``kernel|<name>``). A shape dimension that takes at least
-  :func:`variable_threshold` different values over both traces for one operator and shape
-  structure (the KV length growing step by step) is written ``*``;
+  falls back to its name (``kernel|<name>``). A shape dimension whose values run through at
+  least :func:`variable_threshold` consecutive integers over both traces, for one operator
+  and shape structure (the KV length growing step by step), is written ``*`` for those
+  values (:func:`variable_positions`);
 * ``part``: the model part (``part|<part>``; ``kernel|<name>`` without one) - where both
   sides record parts but not both operators;
 * ``name``: the kernel's name (``kernel|<name>``) - where either side records neither.
@@ -79,8 +80,8 @@ def basis(a: pd.DataFrame, b: pd.DataFrame) -> str:
 
 
 def variable_threshold(steps: float | None) -> int:
-    """Distinct values of one dimension above which it is a per-step variable (``*``): half
-    the steps, at least 3 (8 when the step count is unknown)."""
+    """How many consecutive values one dimension must take to be a per-step variable (``*``):
+    half the steps, at least 3 (8 when the step count is unknown)."""
     return max(3, int(np.ceil(steps / 2))) if steps else 8
 
 
@@ -98,9 +99,24 @@ def _structure(shapes: list[list[int]]) -> tuple:
     return tuple(len(t) for t in shapes)
 
 
-def variable_positions(tables: list[pd.DataFrame], steps: float | None) -> dict[tuple, set[tuple[int, int]]]:
-    """Per (operator, shape structure) the (tensor, dimension) positions that vary step by step
-    over all ``tables`` together (:func:`variable_threshold`)."""
+def _runs(values: set[int], limit: int) -> set[int]:
+    """The values that lie in a run of at least ``limit`` consecutive integers."""
+    out: set[int] = set()
+    run: list[int] = []
+    for v in sorted(values):
+        if run and v != run[-1] + 1:
+            out |= set(run) if len(run) >= limit else set()
+            run = []
+        run.append(v)
+    return out | (set(run) if len(run) >= limit else set())
+
+
+def variable_positions(tables: list[pd.DataFrame], steps: float | None) -> dict[tuple, dict[tuple, set[int]]]:
+    """Per (operator, shape structure) and (tensor, dimension) position, the values that are a
+    per-step variable over all ``tables`` together: those in a run of at least
+    :func:`variable_threshold` consecutive integers (a KV length growing by one per step: 129,
+    130, ..., 143); a fixed size beside them (64, or a padded 192) stays itself, so two calls
+    of one operator that differ in a fixed size stay two call sites."""
     values: dict[tuple, dict[tuple[int, int], set[int]]] = {}
     for table in tables:
         if "op_dims" not in table or "op" not in table:
@@ -112,7 +128,12 @@ def variable_positions(tables: list[pd.DataFrame], steps: float | None) -> dict[
                 for j, v in enumerate(t):
                     seen.setdefault((i, j), set()).add(v)
     limit = variable_threshold(steps)
-    return {k: {p for p, vs in seen.items() if len(vs) >= limit} for k, seen in values.items()}
+    out = {}
+    for key, seen in values.items():
+        varying = {p: r for p, vs in seen.items() if (r := _runs(vs, limit))}
+        if varying:
+            out[key] = varying
+    return out
 
 
 def shapes_text(op: str, text: str | None, variable: dict) -> str:
@@ -120,9 +141,10 @@ def shapes_text(op: str, text: str | None, variable: dict) -> str:
     if not text:
         return ""
     shapes = _tensors(json.loads(text))
-    wild = variable.get((op, _structure(shapes)), set())
+    wild = variable.get((op, _structure(shapes)), {})
     return ", ".join(
-        "[" + ", ".join("*" if (i, j) in wild else str(v) for j, v in enumerate(t)) + "]" for i, t in enumerate(shapes)
+        "[" + ", ".join("*" if v in wild.get((i, j), ()) else str(v) for j, v in enumerate(t)) + "]"
+        for i, t in enumerate(shapes)
     )
 
 
