@@ -451,6 +451,14 @@ def classes(c, tr: Translator, options: dict) -> object:
     return fragment(t.build(), f"{text}\n")
 
 
+#: how the shared call-site matcher (analysis.call_match) joined two versions
+MATCH_BASES = {
+    "call_site": N_("operator and input shapes, both versions recording the operator of their kernels"),
+    "part": N_("model part, both versions recording parts but not both operators"),
+    "name": N_("kernel name, a version recording neither operators nor parts for enough of its kernels"),
+}
+
+
 def method(c, tr: Translator, options: dict) -> object:
     items = [
         tr.gettext(
@@ -512,4 +520,16 @@ def method(c, tr: Translator, options: dict) -> object:
         if names:
             version = c.before if names is c.only_before else c.after
             items.append(tr.gettext(message, version=version, variants=", ".join(L.code(n) for n in names)))
+    for v in c.variants.values():
+        if v.match_basis is not None:
+            items.append(
+                tr.gettext(
+                    N_(
+                        "Call sites of {variant} (`python -m generators diff --json`, `call_sites`): matched by "
+                        "{basis}."
+                    ),  # fmt: skip
+                    variant=L.code(v.name),
+                    basis=tr.gettext(MATCH_BASES[v.match_basis]),
+                )
+            )
     return fragment("".join(f"- {i}\n" for i in items))
