@@ -33,7 +33,7 @@ the baseline: the measured ratio is time B ÷ time A.
 **Prediction** (:func:`predicted_ratio`): from side A's class and the two GPUs' peaks:
 memory-bound - bandwidth A ÷ bandwidth B; compute-bound - the dtype's peak A ÷ peak B;
 latency-bound - 1; balanced - the larger of the two (the resource that improves least);
-unknown class - no prediction. On one GPU every prediction is 1.
+unknown class - no prediction. On one GPU every prediction is 1, whatever the class.
 
 **What changed** (:func:`what_changed`): ``same kernels``, ``other kernels`` (the row's kernel
 names differ), ``removed`` / ``added`` (one side only), and ``fused`` for a removed operator
@@ -95,6 +95,17 @@ def _tensors(dims) -> list[list[int]]:
     return out
 
 
+#: tensor operands of an operator; a further tensor in its Input Dims is an ``out=`` buffer
+#: (Inductor calls cuBLAS through ``extern_kernels.mm(a, b, out=buf)``), not an input
+OPERANDS = {"aten::mm": 2, "aten::bmm": 2, "aten::addmm": 3, "aten::baddbmm": 3, "aten::matmul": 2}
+
+
+def _inputs(op: str, dims) -> list[list[int]]:
+    shapes = _tensors(dims)
+    n = OPERANDS.get(op)
+    return shapes[:n] if n else shapes
+
+
 def _structure(shapes: list[list[int]]) -> tuple:
     return tuple(len(t) for t in shapes)
 
@@ -122,7 +133,7 @@ def variable_positions(tables: list[pd.DataFrame], steps: float | None) -> dict[
         if "op_dims" not in table or "op" not in table:
             continue
         for op, text in table[["op", "op_dims"]].dropna().drop_duplicates().itertuples(index=False):
-            shapes = _tensors(json.loads(text))
+            shapes = _inputs(op, json.loads(text))
             seen = values.setdefault((op, _structure(shapes)), {})
             for i, t in enumerate(shapes):
                 for j, v in enumerate(t):
@@ -140,7 +151,7 @@ def shapes_text(op: str, text: str | None, variable: dict) -> str:
     """The tensor inputs of Input Dims as text, per-step variables as ``*``: ``[1, 20, *, 64]``."""
     if not text:
         return ""
-    shapes = _tensors(json.loads(text))
+    shapes = _inputs(op, json.loads(text))
     wild = variable.get((op, _structure(shapes)), {})
     return ", ".join(
         "[" + ", ".join("*" if v in wild.get((i, j), ()) else str(v) for j, v in enumerate(t)) + "]"
@@ -332,9 +343,11 @@ def predicted_ratio(cls: str | None, dtype: str, roofs_a: pd.DataFrame, roofs_b:
     """(predicted time ratio B ÷ A, peak source) for a row of class ``cls`` (module docstring);
     (None, source) for an unknown class or a dtype without peaks on a side."""
     source = peak_source(roofs_a, roofs_b, dtype)
+    if same_gpu:
+        return 1.0, source
     if cls not in ("memory", "compute", "balanced", "latency"):
         return None, source
-    if same_gpu or cls == "latency":
+    if cls == "latency":
         return 1.0, source
     ra, rb = _roof(roofs_a, source, dtype), _roof(roofs_b, source, dtype)
     if ra is None or rb is None:
