@@ -66,6 +66,7 @@ class Comparison:
     metrics: pd.DataFrame  # metric, dim, before, after, ratio, status, verdict
     totals: dict
     parts: pd.DataFrame  # part, time_a, time_b, ratio
+    part_labels: dict = None  # part id -> Localized (data/parts/parts.yml)
 
     def as_json(self) -> dict:
         return as_json(self)
@@ -222,6 +223,7 @@ def compute(result_a, variant_a: str, result_b, variant_b: str) -> Comparison:
         metrics=_metrics(result_a, variant_a, result_b, variant_b),
         totals=totals,
         parts=parts,
+        part_labels=dict(result_a.part_labels or {}),
     )
 
 
@@ -299,3 +301,88 @@ def as_json(c: Comparison) -> dict:
         "parts": [{k: (_num(v) if k != "part" else v) for k, v in p.items()} for p in c.parts.to_dict("records")],
         "rows": rows,
     }
+
+
+# -- the comparison pages' model ------------------------------------------------------------------
+#: options of model ``kernel_profile_compare``: each side as ``REPORT@vN:variant`` (what a
+#: comparison page's front matter carries, from ``data/comparisons/<id>.yml``)
+OPTIONS = ("a", "b")
+
+
+def parse(text: str) -> tuple[str, str | None, str | None]:
+    """``REPORT[@vN][:variant]`` -> (report, version or None, variant or None)."""
+    import re
+
+    m = re.fullmatch(r"(?P<report>[^@:]+)(?:@(?P<version>[^@:]+))?(?::(?P<variant>[^@:]+))?", text or "")
+    if not m:
+        raise UserError(None, f"{text!r} is not of the form REPORT[@vN][:variant]")
+    return m.group("report"), m.group("version"), m.group("variant")
+
+
+def uses(catalog, options: dict[str, str]) -> dict:
+    from generators.kinds.kernel_profile import MODEL
+
+    out = {}
+    for side in OPTIONS:
+        if not options.get(side):
+            raise UserError(None, f"kernel_profile_compare: the option {side}=REPORT@vN:variant is needed")
+        report, version, _ = parse(options[side])
+        ref = catalog.ref(report, version)
+        out[side] = (MODEL, {"report": ref.report, "version": ref.version})
+    return out
+
+
+def compute_model(results: dict, options: dict[str, str]) -> Comparison:
+    sides = []
+    for side in OPTIONS:
+        _, _, variant = parse(options[side])
+        result = results[side]
+        sides.append((result, variant or result.config.primary))
+    (ra, va), (rb, vb) = sides
+    return compute(ra, va, rb, vb)
+
+
+def facts(c: Comparison) -> dict:
+    """What the comparison page's sentences and claims use (base units):
+
+    ``kernel_time.a|b`` kernel time per step, ``.ratio`` B ÷ A; ``launches.a|b``; ``rows.both``,
+    ``rows.only_a``, ``rows.only_b``, ``rows`` (all); ``rows.other_kernels`` (rows on both sides
+    whose kernels differ); per verdict against the prediction ``rows.as_predicted``,
+    ``rows.slower``, ``rows.faster`` and ``rows.predicted`` (rows with a prediction);
+    ``matched_share.a|b`` (share of each side's kernel time in rows on both sides);
+    ``same_gpu``; ``predicted_one`` (rows with a prediction of exactly 1);
+    ``metric.<m>.a|b|ratio`` and ``metric.<m>.changed`` (1 when the changes pages' rule calls
+    it changed) for the summary metrics."""
+    from generators.quantity import Quantity
+
+    t, rows = c.totals, c.rows
+    out = {
+        "kernel_time.a": Quantity(t["time_a"], "ns"),
+        "kernel_time.b": Quantity(t["time_b"], "ns"),
+        "launches.a": Quantity(t["launches_a"], "count"),
+        "launches.b": Quantity(t["launches_b"], "count"),
+        "rows": Quantity(t["rows"], "count"),
+        "rows.both": Quantity(t["rows_both"], "count"),
+        "rows.only_a": Quantity(t["rows_only_a"], "count"),
+        "rows.only_b": Quantity(t["rows_only_b"], "count"),
+        "rows.other_kernels": Quantity(int((rows["what_changed"] == "other kernels").sum()), "count"),
+        "rows.predicted": Quantity(int(rows["predicted"].notna().sum()), "count"),
+        "predicted_one": Quantity(int((rows["predicted"] == 1.0).sum()), "count"),
+        "same_gpu": Quantity(1 if c.same_gpu else 0, "count"),
+    }
+    for verdict, name in (("as predicted", "as_predicted"), ("slower", "slower"), ("faster", "faster")):
+        out[f"rows.{name}"] = Quantity(int((rows["against"] == verdict).sum()), "count")
+    if t["time_a"]:
+        out["kernel_time.ratio"] = Quantity(t["time_b"] / t["time_a"], "count")
+        out["matched_share.a"] = Quantity(t["matched_time_a"] / t["time_a"], "fraction")
+    if t["time_b"]:
+        out["matched_share.b"] = Quantity(t["matched_time_b"] / t["time_b"], "fraction")
+    for m in c.metrics.to_dict("records"):
+        unit = m["dim"] if m["dim"] in ("ns", "fraction") else "count"
+        for side, key in (("a", "before"), ("b", "after")):
+            if m[key] is not None and m[key] == m[key]:
+                out[f"metric.{m['metric']}.{side}"] = Quantity(float(m[key]), unit)
+        if m["ratio"] is not None and m["ratio"] == m["ratio"]:
+            out[f"metric.{m['metric']}.ratio"] = Quantity(float(m["ratio"]), "count")
+        out[f"metric.{m['metric']}.changed"] = Quantity(1 if m["status"] == "changed" else 0, "count")
+    return out
