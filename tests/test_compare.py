@@ -128,6 +128,32 @@ def test_rows_are_plain_sums_of_the_walked_traces(v1_pair):
     assert only["aten::_cudnn_attention_forward"] == "only_a" and only["aten::_softmax"] == "only_b"
 
 
+COMPILE = ROOT / "data/reports/decode-compile-h100-80gb-hbm3/v1"
+
+
+def test_compiled_gemms_match_their_eager_call_sites(cache_dir):
+    """decode-compile v1 (torch.compile against the same step eager, one H100): Inductor calls
+    cuBLAS with an out= buffer, a third tensor in the operator's Input Dims; the GEMM rows still
+    match the eager call sites, and their times are the plain sums of both traces."""
+    doc = _compare(cache_dir, "decode-compile-h100-80gb-hbm3@v1:eager", "decode-compile-h100-80gb-hbm3@v1:compiled")
+    doc = doc.as_json()
+    steps = json.loads((COMPILE / "meta.json").read_text())["workload"]["traced_decode_steps"]
+    eager, compiled = _sites(COMPILE / "trace_eager.json.xz"), _sites(COMPILE / "trace_compiled.json.xz")
+
+    def gemm(sites: dict, shapes: str) -> float:  # the first two tensors: the operands
+        return sum(us for (op, s), us in sites.items() if op == "aten::mm" and s.startswith(shapes)) * 1e3 / steps
+
+    rows = {r["key"]: r for r in doc["rows"]}
+    for shapes in ("[1, 1280], [1280, 5120]", "[1, 5120], [5120, 1280]", "[1, 1280], [1280, 3840]",
+                   "[1, 1280], [1280, 1280]", "[1, 1280], [1280, 10000]"):  # fmt: skip
+        row = rows[f"op|aten::mm|{shapes}"]
+        assert row["status"] == "both"
+        assert row["a"]["time_per_step_ns"] == pytest.approx(gemm(eager, shapes))
+        assert row["b"]["time_per_step_ns"] == pytest.approx(gemm(compiled, shapes))
+        assert any(s.startswith(shapes + ", [") for op, s in compiled if op == "aten::mm")  # the out= buffer
+    assert doc["totals"]["time_b"] == pytest.approx(sum(compiled.values()) * 1e3 / steps)
+
+
 def test_a_call_site_with_another_kernel_is_one_row(cache_dir):
     """Side B is a DERIVED copy of decode v1's fused kernels: the gate/up projection's GEMM
     kernel renamed (what cuBLAS does on another GPU), nothing else changed."""
