@@ -83,7 +83,7 @@ def selector_html(info, version: str, base: str | None, links: Links, tr: Transl
             _item(text, links.changes(older, newer), (older, newer) == (base, version), "ps-versions__changes")
         )
     for title, url in compared:
-        items.append(_item(tr.gettext(N_("Compared: {title}"), title=title), url, False, "ps-versions__changes"))
+        items.append(_item(tr.gettext(N_("Compared: {title}"), title=title), url, False, "ps-versions__compared"))
     if base is None:
         shown = tr.gettext(N_("Version {version} of {count}"), version=version, count=tr.integer(len(info.versions)))
     else:
