@@ -227,3 +227,24 @@ def test_bad_input_is_one_error_line(args, message):
         assert cli.main(["compare", *args, "--json"]) == 2
     lines = err.getvalue().strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0]
+
+
+# -- the comparison pages (the session's site build) ---------------------------------------------------
+@pytest.mark.parametrize("prefix", ["", "zh/"])
+def test_comparison_pages_are_built_linked_and_listed(built_site, prefix):
+    """Every data/comparisons/<id>.yml is a page in both languages, linked from both reports'
+    version menus and from the index; its call-site count is the one compare computes."""
+    site = built_site.site
+    specs = [yaml.safe_load(p.read_text()) | {"id": p.stem} for p in sorted((ROOT / "data/comparisons").glob("*.yml"))]
+    assert specs
+    index = (site / prefix / "index.html").read_text(encoding="utf-8")
+    for spec in specs:
+        page = (site / prefix / "comparisons" / spec["id"] / "index.html").read_text(encoding="utf-8")
+        for side in ("a", "b"):
+            report = spec[side].split("@")[0]
+            assert f"reports/{report}/" in page
+            menu = (site / prefix / "reports" / report / "index.html").read_text(encoding="utf-8")
+            assert re.search(rf'ps-versions__compared"><a href="[./]*comparisons/{spec["id"]}/"', menu), report
+        assert f"comparisons/{spec['id']}/" in index
+        rows = len(_compare(str(built_site.cache), spec["a"], spec["b"]).as_json()["rows"])
+        assert re.search(rf"(Of the|在) {rows:,} ", page), spec["id"]

@@ -140,8 +140,9 @@ def summary(c, tr: Translator, options: dict) -> object:
     if c.same_gpu:
         sentences.append(
             prose.claimed(
-                tr, N_("Both sides ran on one GPU ({gpu}), so every call site's predicted ratio is 1."), f,
-                "same_gpu == 1 and predicted_one == rows.predicted", covers="quantifier cause", gpu=c.a.gpu_name,
+                tr,
+                N_("Both sides ran on one GPU ({gpu}), so every call site on both sides is predicted a ratio of 1."),
+                f, "same_gpu == 1 and predicted_one == rows.both", covers="quantifier cause", gpu=c.a.gpu_name,
             )
         )  # fmt: skip
     head = tr.gettext(N_("A is {a} ({gpu_a}); B is {b} ({gpu_b})."), a=_side(c.a), b=_side(c.b), gpu_a=c.a.gpu_name,
