@@ -52,6 +52,7 @@ class Side:
     gpu_name: str  # the capture's GPU (meta.json), else the hardware file's name
     steps: float
     parts_recorded: bool
+    parts_method: str | None = None  # analysis.parts method of the trace (modules, ranges, rules, eager, none)
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,7 @@ def side(result, variant: str) -> Side:
         gpu_name=meta_gpu or result.gpu.name,
         steps=_steps(result, variant),
         parts_recorded=bool(vp is not None and vp.recorded),
+        parts_method=vp.trace.method if vp is not None else None,
     )
 
 

@@ -30,7 +30,7 @@ METRIC_LABELS = {
     "launch_calls_per_step": N_("Host launch calls per step"),
     "gpu_idle_share": N_("GPU idle (estimate)"),
 }
-METRIC_UNITS = {"ns": "us", "fraction": "percent", "count": "count1"}
+METRIC_UNITS = {"ns": "us", "fraction": "percent", "count": None}
 JUDGED = {
     "changed": N_("changed"),
     "within_noise": N_("within noise"),
@@ -103,7 +103,7 @@ def summary(c, tr: Translator, options: dict) -> object:
     t.col("metric", N_("Metric")).col("a", N_("A"), translated=False).col("b", N_("B"))
     t.col("ratio", N_("B ÷ A"), "count2").col("judged", N_("Judged against noise"))
     for m in c.metrics.to_dict("records"):
-        unit = METRIC_UNITS.get(m["dim"], "count1")
+        unit = METRIC_UNITS.get(m["dim"])
         cells = []
         for key in ("before", "after"):
             v = _num(m[key])
@@ -255,8 +255,15 @@ def least(c, tr: Translator, options: dict) -> object:
 
 
 def parts(c, tr: Translator, options: dict) -> object:
+    from generators.kinds.kernel_profile.render.parts import METHOD_TEXT
+
     if not len(c.parts):
         return fragment(prose.method(tr.gettext(N_("A side records no model parts."))) + "\n")
+    methods = tr.gettext(
+        N_("Parts on A come from {a}; on B from {b}. A kernel without a part is counted as unattributed."),
+        a=tr.gettext(METHOD_TEXT.get(c.a.parts_method or "none", METHOD_TEXT["none"])),
+        b=tr.gettext(METHOD_TEXT.get(c.b.parts_method or "none", METHOD_TEXT["none"])),
+    )
     t = TableBuilder("compare-parts", tr)
     t.col("part", N_("Part")).col("time_a", N_("Time per step, A"), "us").col("time_b", N_("Time per step, B"), "us")
     t.col("ratio", N_("B ÷ A"), "count2")
@@ -266,7 +273,7 @@ def parts(c, tr: Translator, options: dict) -> object:
         name = label[tr.language] if label and tr.language in label else (
             tr.gettext(N_("unattributed")) if p["part"] == "unattributed" else p["part"])  # fmt: skip
         t.row(key_of(p["part"]), name, _num(p["time_a"]), _num(p["time_b"]), _num(p["ratio"]))
-    return fragment(t.build())
+    return fragment(prose.method(methods) + "\n", t.build())
 
 
 def method(c, tr: Translator, options: dict) -> object:
