@@ -136,12 +136,13 @@ def text(doc: dict) -> str:
         ta = r["a"]["time_per_step_ns"] if r["a"] else None
         tb = r["b"]["time_per_step_ns"] if r["b"] else None
         verdict = r["against_prediction"] or r["what_changed"]
+        dist = "-" if r["distance"] is None else f"{r['distance'] * 100:+.1f} %"
         rows.append(
             [_short(site, 40), _short(ka, 30), _short(kb, 30), r["class"], _us(ta), _us(tb), _ratio(r["ratio"]),
-             _ratio(r["predicted"]), verdict]
+             _ratio(r["predicted"]), dist, verdict]
         )  # fmt: skip
     lines += ["", tabulate(rows, headers=["call site", "kernel A", "kernel B", "class A", "A µs/step", "B µs/step",
-                                          "B/A", "predicted", "verdict"])]  # fmt: skip
+                                          "B/A", "predicted", "distance", "verdict"])]  # fmt: skip
     if doc["parts"]:
         rows = [[p["part"], _us(p["time_a"]), _us(p["time_b"]), _ratio(p["ratio"])] for p in doc["parts"]]
         lines += ["", tabulate(rows, headers=["part", "A µs/step", "B µs/step", "B/A"])]

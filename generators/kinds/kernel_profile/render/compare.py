@@ -158,7 +158,8 @@ def sites(c, tr: Translator, options: dict) -> object:
     t.col("launches_a", N_("Launches per step, A"), "count1").col("launches_b", N_("Launches per step, B"), "count1")
     t.col("time_a", N_("Time per step, A"), "us").col("time_b", N_("Time per step, B"), "us")
     t.col("ratio", N_("Measured B ÷ A"), "count2").col("cls", N_("Class on A"))
-    t.col("predicted", N_("Predicted B ÷ A"), "count2").col("verdict", N_("Against the prediction"))
+    t.col("predicted", N_("Predicted B ÷ A"), "count2").col("distance", N_("Measured ÷ predicted − 1"), "percent")
+    t.col("verdict", N_("Against the prediction"))
     for r in c.rows.to_dict("records"):
         ka = ", ".join(_kernel(k["name"]) for k in r["kernels_a"]) if isinstance(r["kernels_a"], list) else None
         kb = ", ".join(_kernel(k["name"]) for k in r["kernels_b"]) if isinstance(r["kernels_b"], list) else None
@@ -174,7 +175,8 @@ def sites(c, tr: Translator, options: dict) -> object:
         t.row(
             key_of(r["key"]), L.code_cell(_site(r)), part, L.code_cell(ka), L.code_cell(kb),
             _num(r["launches_a"]), _num(r["launches_b"]), _num(r["time_a"]), _num(r["time_b"]), _num(r["ratio"]),
-            L.cls(r["cls"], tr) if isinstance(r["cls"], str) else None, _num(r["predicted"]), verdict,
+            L.cls(r["cls"], tr) if isinstance(r["cls"], str) else None, _num(r["predicted"]), _num(r["distance"]),
+            verdict,
         )  # fmt: skip
     note = tr.gettext(
         N_("Every call site of the range, by the larger of its two times per step; matched by {basis}."),
