@@ -70,7 +70,7 @@ def build_site(
         env=env,
         capture_output=True,
         text=True,
-        timeout=300,
+        timeout=1200,  # two pytest-xdist workers build at once on a 2-core machine
     )
     return Build(
         site=site,
