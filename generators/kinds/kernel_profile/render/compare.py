@@ -141,7 +141,10 @@ def summary(c, tr: Translator, options: dict) -> object:
         sentences.append(
             prose.claimed(
                 tr,
-                N_("Both sides ran on one GPU ({gpu}), so every call site on both sides is predicted a ratio of 1."),
+                N_(
+                    "Both sides ran on the same kind of GPU ({gpu}), so every call site on both sides is predicted a "
+                    "ratio of 1."
+                ),
                 f, "same_gpu == 1 and predicted_one == rows.both", covers="quantifier cause", gpu=c.a.gpu_name,
             )
         )  # fmt: skip
