@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 
 import numpy as np
 
@@ -93,6 +94,16 @@ def _num(x) -> float | None:
     return None if x is None or (isinstance(x, float) and math.isnan(x)) else float(x)
 
 
+def _joined(sentences: list[str]) -> str:
+    """Sentences joined with a space, except after full-width punctuation (Chinese), looking
+    through the invisible claim marks at a sentence's end."""
+    out = ""
+    for part in (p for p in sentences if p):
+        visible = prose.strip(out).rstrip()
+        out += part if not out or (visible and unicodedata.east_asian_width(visible[-1]) in "WF") else " " + part
+    return out
+
+
 def _facts(c) -> dict:
     return kp_compare.facts(c)
 
@@ -150,7 +161,7 @@ def summary(c, tr: Translator, options: dict) -> object:
         )  # fmt: skip
     head = tr.gettext(N_("A is {a} ({gpu_a}); B is {b} ({gpu_b})."), a=_side(c.a), b=_side(c.b), gpu_a=c.a.gpu_name,
                       gpu_b=c.b.gpu_name)  # fmt: skip
-    text = " ".join(s for s in [prose.method(head), *sentences] if s)
+    text = _joined([prose.method(head), *sentences])
     return fragment(text + "\n", t.build())
 
 
@@ -285,10 +296,11 @@ def method(c, tr: Translator, options: dict) -> object:
     items = [
         tr.gettext(
             N_(
-                "Kernels are matched by {basis}: each kernel of the range is walked from its correlation id to the "
-                "runtime call that launched it, by that call's External id to the innermost operator, with its input "
-                "shapes; a size that runs through consecutive values step by step (a growing KV length) is written "
-                "*; a GEMM's out= buffer is not an input; a kernel without an operator is matched by its name. One "
+                "Kernels are matched by {basis}: each kernel of the range is walked from its `correlation` id to the "
+                "runtime call that launched it, by that call's `External id` to the innermost operator, with its "
+                "input shapes; a size that runs through consecutive values step by step (a growing KV length) is "
+                "written `*`; a GEMM's `out=` buffer is not an input; a kernel without an operator is matched by its "
+                "name. One "
                 "call site's kernels are summed, so a call that another kernel computes on the other side stays one "
                 "row."
             ),
@@ -306,7 +318,7 @@ def method(c, tr: Translator, options: dict) -> object:
             N_(
                 "A time per step changed, and a measured ratio differs from its prediction, only when the difference "
                 'is at least {relative} and at least {absolute} per step (the noise rule of the "what changed" pages, '
-                "from side A's report.yml); the summary's metrics are judged as those pages judge them."
+                "from side A's `report.yml`); the summary's metrics are judged as those pages judge them."
             ),
             relative=tr.percent(c.noise.relative),
             absolute=show(Quantity(c.noise.absolute_ns, "ns"), tr, "us"),
