@@ -35,6 +35,7 @@ COMMANDS = {
     "review-check": "generators.commands.review_check",
     "sweep": "generators.commands.sweep",
     "diff": "generators.commands.diff",
+    "compare": "generators.commands.compare",
     "new-version": "generators.commands.new_version",
     "parts": "generators.commands.parts",
 }

@@ -177,20 +177,20 @@ def _sequence(table: pd.DataFrame) -> list[tuple]:
 def match_replays(
     graph: pd.DataFrame, graph_step: np.ndarray, eager: pd.DataFrame, eager_step: np.ndarray
 ) -> pd.DataFrame:
-    """``graph`` kernels with ``part``, ``method``, ``caller``, ``op`` and ``why`` taken from the
+    """``graph`` kernels with ``part``, ``method``, ``caller``, ``op``, ``op_dims`` and ``why`` taken from the
     eager trace: replay *i*'s kernels, in start order, are matched to eager step *i*'s kernels,
     in start order, by kernel name and grid (difflib's longest matching blocks, so an extra
     or missing kernel leaves the rest matched); a kernel with no counterpart is unattributed.
     ``eager`` carries :func:`assign`'s columns. Kernels outside replays keep theirs."""
     out = graph.copy()
-    for col in ("part", "method", "caller", "op", "why"):
+    for col in ("part", "method", "caller", "op", "op_dims", "why"):
         if col not in out:
             out[col] = None
         out[col] = out[col].astype(object)
     for step in sorted(set(graph_step[graph_step >= 0].tolist())):
         g_rows = np.flatnonzero(graph_step == step)
         g_rows = g_rows[np.argsort(graph["start_ns"].to_numpy()[g_rows], kind="stable")]
-        out.loc[out.index[g_rows], ["part", "method", "caller", "op"]] = None
+        out.loc[out.index[g_rows], ["part", "method", "caller", "op", "op_dims"]] = None
         out.loc[out.index[g_rows], "why"] = WHY_REPLAY
         e_rows = np.flatnonzero(eager_step == step)
         if not len(e_rows):
@@ -206,6 +206,8 @@ def match_replays(
             out.loc[gi, "part"] = src["part"].to_numpy()
             out.loc[gi, "caller"] = src["caller"].to_numpy()
             out.loc[gi, "op"] = src["op"].to_numpy()
+            if "op_dims" in src:  # the call site's shapes too (generators.analysis.call_match)
+                out.loc[gi, "op_dims"] = src["op_dims"].to_numpy()
             has = src["part"].notna().to_numpy()
             out.loc[gi, "method"] = np.where(has, "eager", None)
             out.loc[gi, "why"] = np.where(has, None, src["why"].to_numpy())

@@ -6,6 +6,8 @@ Report commands, each writing one report folder with a new version under ``--out
   peaks         measured matmul and copy ceilings
   decode        eager greedy decode of both attention variants: traces, timing (+ ncu)
   decode-graph  the same with every decode step a CUDA-graph replay (+ ncu)
+  decode-compile  fused attention, the static decode step compiled by torch.compile and the
+                same step run eagerly, both traced and timed (no ncu; decode_compile.py)
   ncu           Nsight Compute of one decode step into an existing decode folder (--into)
   sweep         every model size x sequence length, inference and training step
   microbench    DeepSeek-V3/R1 operator microbenchmarks for the roofline
@@ -41,7 +43,7 @@ except ImportError:  # the capture runs on the GPU machine's python3, which has 
         "machine whose python3 has torch (CAPTURE_PYTHON=... to choose another)"
     ) from None
 
-from generators.capture import decode, decode_graph, meta, microbench, ncu, peaks, probe, sweep
+from generators.capture import decode, decode_compile, decode_graph, meta, microbench, ncu, peaks, probe, sweep
 from generators.capture.common import (
     compress,
     dispatch_us,
@@ -245,6 +247,124 @@ def cmd_decode_graph(args, settings, device) -> Path:
     return cmd_decode(args, settings, device, graph=True)
 
 
+COMPILE_MODES = {"compiled": "compile", "eager": "static"}  # timing.json key -> decode-time --mode
+
+
+def cmd_decode_compile(args, settings, device) -> Path:
+    """Fused attention only: the static decode step compiled (``decode_compile``) and the same
+    step run eagerly, in this process: compiled once (cold caches, ``compile_s``), each warmed
+    until steady and traced (shapes, modules, stacks, a ``decode_step`` range per step); then
+    both timed, each in two fresh processes, the four runs in a shuffled order (seed recorded).
+    Writes ``reports/decode-compile-<gpu>/v<N>/``: trace_compiled.json.xz, trace_eager.json.xz,
+    timing.json (keys ``compiled`` and ``eager``), meta.json. No Nsight Compute."""
+    folder = new_folder(args.out, "decode-compile", device, args.version)
+    size, prompt, new, traced = (settings[k] for k in ("decode_size", "prompt", "new_tokens", "trace_tokens"))
+    commands, files, checks = [meta.command_line()], {}, {}
+    state = {"before": gpu_state(device), "other_gpu_processes": other_gpu_processes()}
+    model, tokens = decode.build(size, VARIANTS["fused"], prompt, new, device)
+    eager = decode_graph.GraphDecoder(model, tokens, new, graph=False)
+    dec = decode_compile.CompiledDecoder(model, tokens, new)
+    checks["compile_s"] = dec.compile()
+    checks["dynamo_after_compile"] = decode_compile.dynamo_counters()
+    same = (eager.generate(new, ranges=False) == dec.generate(new, ranges=False))[0].tolist()
+    checks["tokens"] = {
+        "compiled_equal_to_eager": sum(same),
+        "tokens": len(same),
+        "first_difference": same.index(False) if False in same else None,
+    }
+    paths = {}
+    for name, run in (("compiled", dec.generate), ("eager", eager.generate)):
+        measure(lambda: run(traced), device, reps=0, warmup=settings["warmup"])  # noqa: B023
+        paths[name] = folder / f"trace_{name}.json"
+        trace(lambda: run(traced, steps=True), device, paths[name], record_shapes=True, stacks=True)  # noqa: B023
+        checks[f"{name}_trace_kernels"] = kernel_summary(paths[name])
+    checks["dynamo_after_traces"] = decode_compile.dynamo_counters()
+    checks["ranges"] = {name: decode_compile.range_counts(p) for name, p in paths.items()}
+    del dec, eager, model
+    free_memory(device)
+    files["trace_compiled.json.xz"] = (
+        f"Kineto trace (PyTorch profiler, {'CPU+CUDA' if device.type == 'cuda' else 'CPU'}, shapes, modules and "
+        f"Python stacks): prefill (eager) + {traced - 1} decode steps, each one call of the compiled step in a "
+        "decode_step range, fused attention"
+    )
+    files["trace_eager.json.xz"] = (
+        f"Kineto trace (shapes, modules and Python stacks) of the same code with the step run eagerly: prefill + "
+        f"{traced - 1} decode steps, each in a decode_step range, fused attention"
+    )
+    compress(list(paths.values()))
+    state["after_traces"] = gpu_state(device)
+    seed = args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big")
+    runs = [(key, i) for key in COMPILE_MODES for i in (1, 2)]
+    random.Random(seed).shuffle(runs)
+    got = {}
+    for position, (key, process) in enumerate(runs):
+        cmd = internal("decode-time", "--variant", "fused", "--mode", COMPILE_MODES[key], smoke=args.smoke)
+        rec = run_json(cmd + ["--process", str(process)], commands)
+        if rec.get("status") == "failed":
+            raise SystemExit(f"error: decode-time --mode {COMPILE_MODES[key]} failed: {rec}")
+        rec["position"] = position
+        got[(key, process)] = rec
+    timing = {}
+    for key in COMPILE_MODES:
+        first = dict(got[(key, 1)])
+        first["processes"] = [got[(key, 1)], got[(key, 2)]]
+        if first["processes"][1].get("median_ms") and first.get("median_ms"):
+            first["process_ratio"] = first["processes"][1]["median_ms"] / first["median_ms"]
+        timing[key] = first
+    state["after_timing"] = gpu_state(device)
+    write_json(folder / "timing.json", timing)
+    files["timing.json"] = (
+        "wall-clock and CUDA-event ms of a whole generation (prefill + decode), no profiler, warm-up until steady "
+        "after the compilation (compile_s, excluded), two fresh processes per build (compiled: the step compiled "
+        f"in that process; eager: the same step run eagerly), the runs in a shuffled order (seed {seed}), GPU "
+        "state before and after"
+    )
+    workload = {
+        "batch": 1,
+        "prompt_tokens": prompt,
+        "new_tokens": new,
+        "dtype": "bfloat16",
+        "decode_steps": new - 1,
+        "traced_new_tokens": traced,
+        "traced_decode_steps": traced - 1,
+        "variants": ["compiled", "eager"],
+        "attention": "fused (scaled_dot_product_attention)",
+        "sampling": "greedy",
+        "kv_cache": True,
+        "attention_keys_per_step": prompt + new,
+        "weights": "random (seed 0)",
+        "timing_reps": settings["decode_reps"],
+        "timing_processes": 2,
+        "decode_step": "torch.compile (Inductor, no CUDA graphs)" + ("" if device.type == "cuda" else ", on the CPU"),
+    }
+    extra = {
+        "checks": checks,
+        "timing_seed": seed,
+        "gpu_state": state,
+        "torch_compile": {
+            "options": decode_compile.OPTIONS,
+            "method": decode_compile.METHOD,
+            "ranges_kept": {
+                name: {"eager": checks["ranges"]["eager"][name], "compiled": checks["ranges"]["compiled"][name]}
+                for name in decode_compile.PART_RANGES
+            },
+        },
+    }
+    if args.notes is not None:
+        extra["notes"] = args.notes.read_text(encoding="utf-8")
+    meta.write(
+        folder,
+        "decode",
+        device,
+        commands=commands,
+        model=SIZES[size].as_dict(),
+        workload=workload,
+        files=files,
+        extra=extra,
+    )
+    return folder
+
+
 def cmd_ncu(args, settings, device) -> Path:
     folder = Path(args.into) if args.into else new_folder(args.out, "decode", device, args.version)
     extra = ["--graph", "--new", str(settings["new_tokens"])] if args.graph else []
@@ -267,14 +387,29 @@ def cmd_ncu(args, settings, device) -> Path:
 
 
 def cmd_decode_time(args, settings, device) -> None:
+    """Time whole generations in this (fresh) process. Modes: eager (``decode.generate``),
+    graph (every decode step a CUDA-graph replay), static (the graph's step run eagerly),
+    compile (the static step compiled; the compilation, its first call, is timed as
+    ``compile_s`` before the warm-up and excluded from the timing)."""
     size, prompt, new = settings["decode_size"], settings["prompt"], settings["new_tokens"]
     model, tokens = decode.build(size, VARIANTS[args.variant], prompt, new, device)
+    compiled = {}
     if args.mode == "graph":
         run = decode_graph.GraphDecoder(model, tokens, new, graph=True).generate
+    elif args.mode == "static":
+        run = decode_graph.GraphDecoder(model, tokens, new, graph=False).generate
+    elif args.mode == "compile":
+        dec = decode_compile.CompiledDecoder(model, tokens, new)
+        compiled["compile_s"] = dec.compile()
+        compiled["dynamo_after_compile"] = decode_compile.dynamo_counters()
+        run = dec.generate
     else:
         run = lambda: decode.generate(model, tokens, new)
     before, dispatch = gpu_state(device), dispatch_us(device)
     result = measure(run, device, reps=settings["decode_reps"], warmup=settings["warmup"])
+    if compiled:  # a recompilation during warm-up or timing would show as more graphs here
+        compiled["dynamo_after_timing"] = decode_compile.dynamo_counters()
+        result.update(compiled)
     result.update(process=args.process, mode=args.mode, new_tokens=new, pid=os.getpid())
     result.update(state_before=before, state_after=gpu_state(device), dispatch_us_before=dispatch)
     result["dispatch_us_after"] = dispatch_us(device)
@@ -542,7 +677,7 @@ def cmd_all(args, settings, device) -> None:
             print(f"wrote {folder}", flush=True)
 
 
-COMMANDS = ["all", "peaks", "decode", "decode-graph", "ncu", "sweep", "microbench", "ddp"]
+COMMANDS = ["all", "peaks", "decode", "decode-graph", "decode-compile", "ncu", "sweep", "microbench", "ddp"]
 INTERNAL = [
     "decode-step",
     "decode-time",
@@ -573,7 +708,7 @@ def main(argv=None) -> int:
     parser.add_argument("--graph", action="store_true", help="ncu, decode-step: the decode step is a CUDA graph")
     parser.add_argument("--size", default="large", choices=list(SIZES))
     parser.add_argument("--variant", default="fused", choices=list(VARIANTS))
-    parser.add_argument("--mode", default="eager", choices=["eager", "graph"])
+    parser.add_argument("--mode", default="eager", choices=["eager", "graph", "static", "compile"])
     parser.add_argument("--prompt", type=int, default=FULL["prompt"])
     parser.add_argument("--new", type=int, default=FULL["new_tokens"])
     parser.add_argument("--process", type=int, default=1)

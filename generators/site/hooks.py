@@ -167,7 +167,8 @@ def on_files(files, config):
     catalog = importlib.import_module("generators.catalog").Catalog(settings.data_dir, settings.codes)
     versions = importlib.import_module("generators.site.versions")
     args = (files, config, catalog, i18n.current_language, settings.codes, settings.default_language)
-    for page in [*versions.version_pages(*args), *versions.changes_pages(*args)]:
+    compared = importlib.import_module("generators.site.comparisons").comparison_pages(*args)
+    for page in [*versions.version_pages(*args), *versions.changes_pages(*args), *compared]:
         files.append(page)
     return files
 

@@ -215,7 +215,14 @@ def define_env(env) -> None:
         links = selector.Links(env.page, env.variables["files"], root)
         version = str(meta.get("version") or info.latest)
         base = str(meta["base"]) if meta.get("base") else None
-        return selector.selector_html(info, version, base, links, runner.translator(language()))
+        from generators.readers import comparisons
+
+        compared = [
+            (c.title[language()], links.url(f"comparisons/{c.id}.md"))
+            for c in comparisons.read_all(runner.catalog.root, site.settings.codes)
+            if str(report) in c.reports()
+        ]
+        return selector.selector_html(info, version, base, links, runner.translator(language()), compared)
 
     env.profsite_selector = naming_the_page(version_selector)
     env.profsite_runner = runner

@@ -64,9 +64,10 @@ def _item(text: str, url: str | None, current: bool, css: str = "") -> str:
     return f'<li{attr}><a href="{_e(url)}"{here}>{_e(text)}</a></li>'
 
 
-def selector_html(info, version: str, base: str | None, links: Links, tr: Translator) -> str:
+def selector_html(info, version: str, base: str | None, links: Links, tr: Translator, compared=()) -> str:
     """The selector of ``info`` (a ``sections.reports.ReportInfo``) on the page of ``version``
-    (or, with ``base``, on the "what changed" page from ``base`` to ``version``)."""
+    (or, with ``base``, on the "what changed" page from ``base`` to ``version``); ``compared``:
+    (title, url) of each comparison page (``data/comparisons/``) that has this report on a side."""
     items = []
     for v in info.versions:
         if v.date is None:  # no meta.json: no capture date to show (never a dash in the text)
@@ -81,6 +82,8 @@ def selector_html(info, version: str, base: str | None, links: Links, tr: Transl
         items.append(
             _item(text, links.changes(older, newer), (older, newer) == (base, version), "ps-versions__changes")
         )
+    for title, url in compared:
+        items.append(_item(tr.gettext(N_("Compared: {title}"), title=title), url, False, "ps-versions__compared"))
     if base is None:
         shown = tr.gettext(N_("Version {version} of {count}"), version=version, count=tr.integer(len(info.versions)))
     else:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generators.kinds.kernel_profile import changes, detect, model
+from generators.kinds.kernel_profile import changes, compare, detect, model
 from generators.kinds.kernel_profile.config import Config
 from generators.kinds.kind import Kind
 from generators.spec import REPORT_OPTIONS, Model, PerFile, Unit
@@ -36,6 +36,15 @@ MODEL = Model(
 )
 CHANGES = Model(
     name="kernel_profile_changes", inputs=None, compute=changes.compute, uses=changes.uses, options=changes.OPTIONS
+)
+
+COMPARE = Model(
+    name="kernel_profile_compare",
+    inputs=None,
+    compute=compare.compute_model,
+    uses=compare.uses,
+    options=compare.OPTIONS,
+    facts=compare.facts,
 )
 
 _R = "generators.kinds.kernel_profile.render"
@@ -84,11 +93,21 @@ CHANGES_UNITS = (
     Unit("kernel_profile.changes.method", CHANGES, f"{_D}:method", doc="noise threshold, basis, renames"),
 )
 
+_X = f"{_R}.compare"
+COMPARE_UNITS = (
+    Unit("kernel_profile.compare.summary", COMPARE, f"{_X}:summary", doc="two reports: per step, both sides"),
+    Unit("kernel_profile.compare.sites", COMPARE, f"{_X}:sites", doc="call sites matched, measured vs predicted"),
+    Unit("kernel_profile.compare.figure", COMPARE, f"{_X}:figure", doc="figure: measured vs predicted ratio"),
+    Unit("kernel_profile.compare.least", COMPARE, f"{_X}:least", doc="call sites that gain least"),
+    Unit("kernel_profile.compare.parts", COMPARE, f"{_X}:parts", doc="kernel time per model part, both sides"),
+    Unit("kernel_profile.compare.method", COMPARE, f"{_X}:method", doc="how sites match, peaks, noise"),
+)
+
 KIND = Kind(
     name="kernel-profile",
     config=Config,
-    models=(MODEL, CHANGES),
-    units=UNITS + CHANGES_UNITS,
+    models=(MODEL, CHANGES, COMPARE),
+    units=UNITS + CHANGES_UNITS + COMPARE_UNITS,
     templates=Path(__file__).parent / "templates",
     changes_templates=Path(__file__).parent / "templates" / "changes",
     version_files=_version_files,

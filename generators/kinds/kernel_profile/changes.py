@@ -28,6 +28,7 @@ from dataclasses import dataclass
 import msgspec
 import pandas as pd
 
+from generators.analysis import call_match
 from generators.analysis import report_diff as rd
 from generators.errors import UserError
 from generators.vocab import CATEGORIES, CLASSES
@@ -86,6 +87,11 @@ class VariantChanges:
     classes: pd.DataFrame  # report_diff.CLASS_COLUMNS
     apis_before: dict[str, float]  # launching API -> calls per step (per range: basis "range")
     apis_after: dict[str, float]
+    #: how the call-site join matched (analysis.call_match.BASES: call_site or part where both
+    #: versions record them, else name) and its rows (call_match.ROW_COLUMNS + change: the noise
+    #: rule's verdict on the time per step); None where a version has no Kineto kernel table
+    match_basis: str | None = None
+    call_sites: pd.DataFrame | None = None
 
 
 @dataclass(frozen=True)
@@ -183,6 +189,7 @@ def _variant(before, after, name: str, noise: rd.Noise, renames: dict[str, str])
     groups_before = rd.group_kernels(vb.kernels, sb, rd.rename_targets(groups_after, renames))
     joined = rd.join_kernels(groups_before, groups_after, noise)
     apis = lambda v, steps: {k: n / steps for k, n in (v.launch_apis or {}).items()}  # noqa: E731
+    how, sites = call_sites(before, after, name, sb, sa, noise)
     changes = VariantChanges(
         name=name,
         label=dict(after.config.variants[name].label),
@@ -193,9 +200,27 @@ def _variant(before, after, name: str, noise: rd.Noise, renames: dict[str, str])
         classes=rd.join_classes(vb.class_counts, va.class_counts, tuple(CLASSES)),
         apis_before=apis(vb, sb),
         apis_after=apis(va, sa),
+        match_basis=how,
+        call_sites=sites,
     )
     roof = rd.roofline_pairs(joined, vb.launches, va.launches, rd.name_map(groups_before), rd.name_map(groups_after))
     return changes, roof
+
+
+def call_sites(before, after, name: str, steps_before: float, steps_after: float, noise: rd.Noise):
+    """(basis, rows) of the shared call-site matcher for one variant of two versions, each row
+    judged by the noise rule (``change``: changed or unchanged); (None, None) without both
+    versions' kernel tables."""
+    pb, pa = before.parts.get(name), after.parts.get(name)
+    if pb is None or pa is None:
+        return None, None
+    vb, va = before.variants[name], after.variants[name]
+    how, rows = call_match.match(
+        pb.trace.kernels, pa.trace.kernels, steps_before, steps_after,
+        sites_a=vb.sites, names_a=vb.kernels, sites_b=va.sites, names_b=va.kernels,
+    )  # fmt: skip
+    status = [rd.compare(r.time_a, r.time_b, "ns", noise)["status"] for r in rows.itertuples()]
+    return how, rows.assign(change=status)
 
 
 def compute(results: dict, options: dict[str, str]) -> KernelProfileChanges:
@@ -249,6 +274,30 @@ def compute(results: dict, options: dict[str, str]) -> KernelProfileChanges:
         dtypes=after.dtypes(),
         top_n=config.top,
     )
+
+
+def _sites_json(v: VariantChanges) -> dict:
+    """The call-site join of one variant as plain data: ``matched_by`` and per row the key, how
+    it matched, status (both, only_a = before only, only_b = after only), what changed, the
+    kernels and time per step before and after, and the noise rule's verdict."""
+
+    def num(x):
+        return None if x is None or x != x else float(x)
+
+    rows = []
+    for r in v.call_sites.to_dict("records") if v.call_sites is not None else []:
+        rows.append(
+            {
+                "key": r["key"], "matched_by": r["matched_by"], "status": r["status"],
+                "what_changed": r["what_changed"],
+                "kernels_before": [k["name"] for k in r["kernels_a"]] if isinstance(r["kernels_a"], list) else None,
+                "kernels_after": [k["name"] for k in r["kernels_b"]] if isinstance(r["kernels_b"], list) else None,
+                "time_before": num(r["time_a"]), "time_after": num(r["time_b"]),
+                "launches_before": num(r["launches_a"]), "launches_after": num(r["launches_b"]),
+                "change": r["change"],
+            }
+        )  # fmt: skip
+    return {"matched_by": v.match_basis, "rows": rows}
 
 
 def as_json(c: KernelProfileChanges) -> dict:
@@ -325,6 +374,7 @@ def as_json(c: KernelProfileChanges) -> dict:
         "launch_apis": {v.name: {"before": v.apis_before, "after": v.apis_after} for v in c.variants.values()},
         "categories": {v.name: records(v.categories) for v in c.variants.values()},
         "classes": {v.name: records(v.classes) for v in c.variants.values()},
+        "call_sites": {v.name: _sites_json(v) for v in c.variants.values()},
         "variants_only_before": c.only_before,
         "variants_only_after": c.only_after,
     }

@@ -13,7 +13,7 @@ import html
 from generators.kinds.kernel_profile.render import labels as L
 from generators.pieces import Cell, fragment, key_of
 from generators.quantity import Quantity
-from generators.render import meta_fields, tables
+from generators.render import meta_fields, prose, tables
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder
 from generators.render.units import header, scaled, show
@@ -390,7 +390,34 @@ def kernels(c, tr: Translator, options: dict) -> object:
             row["share_after"],
             cls,
         )
-    return fragment(f"{tr.spaced(counts, basis)}\n", t.build())
+    return fragment(f"{tr.spaced(counts, basis)}\n", t.build(), *_call_sites(v, c, tr))
+
+
+def _call_sites(v, c, tr: Translator) -> tuple:
+    """Where both versions record operators (or parts), the kernels joined by the shared call-site
+    matcher (analysis.call_match) too: one row per call site, its kernels in either version."""
+    from generators.kinds.kernel_profile.render.compare import _kernel, _site
+
+    if v.match_basis not in ("call_site", "part") or v.call_sites is None or not len(v.call_sites):
+        return ()
+    note = tr.gettext(
+        N_("The same kernels by {basis}, so that a call another kernel computes in the other version is one row:"),
+        basis=tr.gettext(MATCH_BASES[v.match_basis]),
+    )
+    t = TableBuilder("call-sites", tr)
+    t.col("site", N_("Call site")).col("status", N_("Status"))
+    t.col("kernels_before", N_("Kernels, before")).col("kernels_after", N_("Kernels, after"))
+    t.col("time_before", N_("Time, before"), "us").col("time_after", N_("Time, after"), "us")
+    status = {"only_a": "removed", "only_b": "added"}
+
+    def names(ks) -> Cell:
+        return L.code_cell(", ".join(_kernel(k["name"]) for k in ks) if isinstance(ks, list) else None)
+
+    for r in v.call_sites.to_dict("records"):
+        state = status.get(r["status"], r["change"])
+        t.row(key_of(r["key"]), L.code_cell(_site(r)), tr.gettext(STATUS_LABELS[state]), names(r["kernels_a"]),
+              names(r["kernels_b"]), r["time_a"], r["time_b"])  # fmt: skip
+    return (prose.method(note) + "\n", t.build())
 
 
 def categories(c, tr: Translator, options: dict) -> object:
@@ -449,6 +476,14 @@ def classes(c, tr: Translator, options: dict) -> object:
         ]
         text = tr.gettext(N_("Kernels whose class changed:")) + "\n\n" + "".join(f"- {i}\n" for i in items)
     return fragment(t.build(), f"{text}\n")
+
+
+#: how the shared call-site matcher (analysis.call_match) joined two versions
+MATCH_BASES = {
+    "call_site": N_("operator and input shapes, both versions recording the operator of their kernels"),
+    "part": N_("model part, both versions recording parts but not both operators"),
+    "name": N_("kernel name, a version recording neither operators nor parts for enough of its kernels"),
+}
 
 
 def method(c, tr: Translator, options: dict) -> object:
@@ -512,4 +547,16 @@ def method(c, tr: Translator, options: dict) -> object:
         if names:
             version = c.before if names is c.only_before else c.after
             items.append(tr.gettext(message, version=version, variants=", ".join(L.code(n) for n in names)))
+    for v in c.variants.values():
+        if v.match_basis is not None:
+            items.append(
+                tr.gettext(
+                    N_(
+                        "Call sites of {variant} (`python -m generators diff --json`, `call_sites`): matched by "
+                        "{basis}."
+                    ),  # fmt: skip
+                    variant=L.code(v.name),
+                    basis=tr.gettext(MATCH_BASES[v.match_basis]),
+                )
+            )
     return fragment("".join(f"- {i}\n" for i in items))

@@ -1,0 +1,251 @@
+"""``python -m generators compare`` and the call-site matcher (``analysis.call_match``) against
+plain code:
+
+* decode v1, fused against written-out attention (two real eager traces on one H100): every
+  row matched by call site is recomputed from the raw JSON - each kernel in the ``decode``
+  range walked by its correlation to the runtime call that launched it, by that call's
+  External id to the operator, with its Input Dims - and summed per step; the totals and
+  ratios too;
+* a call site whose kernel differs between the two sides is one row (decode v1's kernels,
+  side B a DERIVED copy in which the gate/up projection's GEMM kernel has another name: the
+  real captures on one GPU pick the same kernel);
+* predicted ratios by hand from data/hardware/*.yml (plain YAML, not the hardware reader);
+* bad input: one ``error:`` line, exit code 2.
+
+The comparisons read the kernel_profile results of the session's site build from its cache
+(``built_site``); ``PROFSITE_CACHE_DIR`` set by the caller is used instead when present (a
+developer's own cache, so the module runs alone in seconds).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import lzma
+import os
+import re
+from contextlib import redirect_stderr
+from pathlib import Path
+
+import msgspec
+import pytest
+import yaml
+
+from generators import cli
+from generators.analysis import call_match
+
+ROOT = Path(__file__).resolve().parents[1]
+REPORT = "decode-h100-80gb-hbm3"
+V1 = ROOT / "data/reports" / REPORT / "v1"
+
+
+@pytest.fixture(scope="module")
+def cache_dir(request) -> str:
+    if os.environ.get("PROFSITE_CACHE_DIR"):
+        return os.environ["PROFSITE_CACHE_DIR"]
+    return str(request.getfixturevalue("built_site").cache)
+
+
+def _compare(cache: str, a: str, b: str):
+    from generators.commands import compare
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PROFSITE_CACHE_DIR", cache)
+        return compare.compute(ROOT, a, b)[0]
+
+
+@pytest.fixture(scope="module")
+def v1_pair(cache_dir) -> dict:
+    return _compare(cache_dir, f"{REPORT}@v1:fused", f"{REPORT}@v1:written").as_json()
+
+
+# -- plain code on the raw traces -----------------------------------------------------------------
+def _sites(path: Path) -> dict[tuple[str, str], float]:
+    """(operator, tensor shapes text) -> summed kernel µs in the decode range (the launching
+    call inside it), by the walk kernel -> correlation -> runtime call -> External id -> cpu_op."""
+    events = msgspec.json.decode(lzma.decompress(path.read_bytes()))["traceEvents"]  # plain dicts, faster than json
+    runtime = {e["args"]["correlation"]: e for e in events if e.get("cat") in ("cuda_runtime", "cuda_driver")}
+    ops = {e["args"]["External id"]: e for e in events if e.get("cat") == "cpu_op"}
+    windows = [(e["ts"], e["ts"] + e["dur"], e["pid"]) for e in events
+               if e.get("cat") == "user_annotation" and e["name"] == "decode"]  # fmt: skip
+    out: dict[tuple[str, str], float] = {}
+    for k in (e for e in events if e.get("cat") == "kernel"):
+        call = runtime.get(k["args"].get("correlation"))
+        if call is None or not any(a <= call["ts"] <= b and p == call["pid"] for a, b, p in windows):
+            continue
+        # the launching call's External id; Kineto copies it onto the kernel too, and a few
+        # runtime events of a trace lack it (decode v1's fused trace: 1 of 21,566)
+        op = ops.get(call["args"].get("External id", k["args"].get("External id")))
+        key = ("", k["name"]) if op is None else (op["name"], _tensor_text(op["args"].get("Input Dims", [])))
+        out[key] = out.get(key, 0.0) + k["dur"]
+    return out
+
+
+def _tensor_text(dims) -> str:
+    flat = []
+
+    def walk(d):
+        for x in d:
+            if isinstance(x, list) and x and all(isinstance(y, int) for y in x):
+                flat.append(x)
+            elif isinstance(x, list):
+                walk(x)
+
+    walk(dims)
+    return ", ".join("[" + ", ".join(str(v) for v in t) + "]" for t in flat)
+
+
+def _row_time(sites: dict, op: str, shapes: str, steps: int) -> float:
+    """ns per step of every plain-code site of ``op`` whose shapes fit the row's (``*``: any number)."""
+    pattern = re.compile("^" + re.escape(shapes).replace(r"\*", r"\d+") + "$")
+    return sum(us for (o, s), us in sites.items() if o == op and pattern.match(s)) * 1e3 / steps
+
+
+def test_rows_are_plain_sums_of_the_walked_traces(v1_pair):
+    steps = json.loads((V1 / "meta.json").read_text())["workload"]["traced_decode_steps"]
+    a, b = _sites(V1 / "trace_fused.json.xz"), _sites(V1 / "trace_written.json.xz")
+    assert v1_pair["basis"] == "call_site" and v1_pair["same_gpu"]
+    checked = 0
+    for row in v1_pair["rows"]:
+        if row["matched_by"] != "call_site":
+            continue
+        for side, sites in (("a", a), ("b", b)):
+            want = _row_time(sites, row["op"], row["shapes"], steps)
+            got = row[side]["time_per_step_ns"] if row[side] else 0.0
+            assert got == pytest.approx(want, rel=1e-9, abs=1e-6), (row["key"], side)
+        if row["status"] == "both":
+            assert row["ratio"] == pytest.approx(row["b"]["time_per_step_ns"] / row["a"]["time_per_step_ns"])
+            assert row["predicted"] == 1.0  # one GPU: every prediction is 1
+        checked += 1
+    assert checked >= 20
+    totals = v1_pair["totals"]
+    assert totals["time_a"] == pytest.approx(sum(a.values()) * 1e3 / steps)
+    assert totals["time_b"] == pytest.approx(sum(b.values()) * 1e3 / steps)
+    # the gate/up projection: a weight-streaming GEMV, the same call site in both variants
+    gate_up = next(r for r in v1_pair["rows"] if r["key"] == "op|aten::mm|[1, 1280], [1280, 5120]")
+    assert gate_up["status"] == "both" and gate_up["class"] == "memory"
+    # attention: SDPA only in the fused variant, the written-out softmax only in the other
+    only = {r["op"]: r["status"] for r in v1_pair["rows"] if r["status"] != "both"}
+    assert only["aten::_cudnn_attention_forward"] == "only_a" and only["aten::_softmax"] == "only_b"
+
+
+COMPILE = ROOT / "data/reports/decode-compile-h100-80gb-hbm3/v1"
+
+
+def test_compiled_gemms_match_their_eager_call_sites(cache_dir):
+    """decode-compile v1 (torch.compile against the same step eager, one H100): Inductor calls
+    cuBLAS with an out= buffer, a third tensor in the operator's Input Dims; the GEMM rows still
+    match the eager call sites, and their times are the plain sums of both traces."""
+    doc = _compare(cache_dir, "decode-compile-h100-80gb-hbm3@v1:eager", "decode-compile-h100-80gb-hbm3@v1:compiled")
+    doc = doc.as_json()
+    steps = json.loads((COMPILE / "meta.json").read_text())["workload"]["traced_decode_steps"]
+    eager, compiled = _sites(COMPILE / "trace_eager.json.xz"), _sites(COMPILE / "trace_compiled.json.xz")
+
+    def gemm(sites: dict, shapes: str) -> float:  # the first two tensors: the operands
+        return sum(us for (op, s), us in sites.items() if op == "aten::mm" and s.startswith(shapes)) * 1e3 / steps
+
+    rows = {r["key"]: r for r in doc["rows"]}
+    for shapes in ("[1, 1280], [1280, 5120]", "[1, 5120], [5120, 1280]", "[1, 1280], [1280, 3840]",
+                   "[1, 1280], [1280, 1280]", "[1, 1280], [1280, 10000]"):  # fmt: skip
+        row = rows[f"op|aten::mm|{shapes}"]
+        assert row["status"] == "both"
+        assert row["a"]["time_per_step_ns"] == pytest.approx(gemm(eager, shapes))
+        assert row["b"]["time_per_step_ns"] == pytest.approx(gemm(compiled, shapes))
+        assert any(s.startswith(shapes + ", [") for op, s in compiled if op == "aten::mm")  # the out= buffer
+    assert doc["totals"]["time_b"] == pytest.approx(sum(compiled.values()) * 1e3 / steps)
+
+
+def test_a_call_site_with_another_kernel_is_one_row(cache_dir):
+    """Side B is a DERIVED copy of decode v1's fused kernels: the gate/up projection's GEMM
+    kernel renamed (what cuBLAS does on another GPU), nothing else changed."""
+    from generators.kinds.kernel_profile import MODEL
+    from generators.sections.runner import Runner
+    from generators.settings import Settings
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PROFSITE_CACHE_DIR", cache_dir)
+        result = Runner.for_settings(Settings.load(ROOT / "mkdocs.yml")).result(
+            MODEL, {"report": REPORT, "version": "v1"}
+        )[1]
+    a = result.parts["fused"].trace.kernels
+    site = (a["op"] == "aten::mm") & (a["op_dims"] == "[[1, 1280], [1280, 5120]]")
+    assert site.sum() > 0
+    b = a.assign(name=a["name"].astype(str))
+    b.loc[site, "name"] = "derived_other_gemm_kernel"
+    how, rows = call_match.match(a, b, 15, 15)
+    assert how == "call_site"
+    row = rows[rows["key"] == "op|aten::mm|[1, 1280], [1280, 5120]"].iloc[0]
+    assert row["status"] == "both" and row["what_changed"] == "other kernels"
+    assert [k["name"] for k in row["kernels_b"]] == ["derived_other_gemm_kernel"]
+    assert row["ratio"] == pytest.approx(1.0)
+    assert (rows["status"] == "both").all()  # the renamed kernel is no row of its own
+    how, named = call_match.match(a, b, 15, 15, how="name")
+    assert how == "name"
+    # matched by name, the renamed kernel would be a row of its own
+    assert named.loc[named["key"] == "kernel|derived_other_gemm_kernel", "status"].tolist() == ["only_b"]
+
+
+# -- predictions by hand from the hardware files ---------------------------------------------------
+def _spec(gpu: str) -> dict:
+    return yaml.safe_load((ROOT / "data/hardware" / f"{gpu}.yml").read_text())
+
+
+def test_predicted_ratios_from_the_hardware_files():
+    from generators.analysis import roofline
+    from generators.readers import hardware
+
+    h100, h200 = _spec("h100-sxm"), _spec("h200-sxm")
+    bw = h100["memory_bandwidth_gb_s"]["value"] / h200["memory_bandwidth_gb_s"]["value"]
+    peak = h100["peaks"]["bf16"]["dense_tflop_s"] / h200["peaks"]["bf16"]["dense_tflop_s"]
+    roofs = {
+        g: roofline.roofs(hardware.read(ROOT / "data/hardware" / f"{g}.yml"), None, ["bf16"])
+        for g in ("h100-sxm", "h200-sxm")
+    }
+    a, b = roofs["h100-sxm"], roofs["h200-sxm"]
+    assert call_match.predicted_ratio("memory", "bf16", a, b, False) == (pytest.approx(bw), "spec")
+    assert bw == pytest.approx(3350 / 4800)  # the issue's 0.70
+    assert call_match.predicted_ratio("compute", "bf16", a, b, False)[0] == pytest.approx(peak)
+    assert call_match.predicted_ratio("balanced", "bf16", a, b, False)[0] == pytest.approx(max(bw, peak))
+    assert call_match.predicted_ratio("latency", "bf16", a, b, False)[0] == 1.0
+    assert call_match.predicted_ratio("unknown", "bf16", a, b, False)[0] is None
+    assert call_match.predicted_ratio("memory", "bf16", a, a, True)[0] == 1.0
+
+
+# -- bad input ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["nope", REPORT], "unknown report 'nope'"),
+        ([f"{REPORT}@v99", REPORT], "has no version 'v99'"),
+        ([f"{REPORT}:nope", REPORT], "no variant 'nope'"),
+        (["sweep-h100-80gb-hbm3", REPORT], "compare takes kernel-profile reports"),
+        (["a@b@c", REPORT], "is not of the form"),
+    ],
+)
+def test_bad_input_is_one_error_line(args, message):
+    err = io.StringIO()
+    with redirect_stderr(err):
+        assert cli.main(["compare", *args, "--json"]) == 2
+    lines = err.getvalue().strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and message in lines[0]
+
+
+# -- the comparison pages (the session's site build) ---------------------------------------------------
+@pytest.mark.parametrize("prefix", ["", "zh/"])
+def test_comparison_pages_are_built_linked_and_listed(built_site, prefix):
+    """Every data/comparisons/<id>.yml is a page in both languages, linked from both reports'
+    version menus and from the index; its call-site count is the one compare computes."""
+    site = built_site.site
+    specs = [yaml.safe_load(p.read_text()) | {"id": p.stem} for p in sorted((ROOT / "data/comparisons").glob("*.yml"))]
+    assert specs
+    index = (site / prefix / "index.html").read_text(encoding="utf-8")
+    for spec in specs:
+        page = (site / prefix / "comparisons" / spec["id"] / "index.html").read_text(encoding="utf-8")
+        for side in ("a", "b"):
+            report = spec[side].split("@")[0]
+            assert f"reports/{report}/" in page
+            menu = (site / prefix / "reports" / report / "index.html").read_text(encoding="utf-8")
+            assert re.search(rf'ps-versions__compared"><a href="[./]*comparisons/{spec["id"]}/"', menu), report
+        assert f"comparisons/{spec['id']}/" in index
+        rows = len(_compare(str(built_site.cache), spec["a"], spec["b"]).as_json()["rows"])
+        assert re.search(rf"(Of the|在) {rows:,} ", page), spec["id"]
