@@ -51,9 +51,10 @@ NOT_MEASURED = N_("not measured in this version")
 UNMEASURED_WHY = N_(
     "The decode step's own time is not measured in this version: the host set the pace of the profiled run "
     "({behind} of its {calls} launch calls after the first returned only after the GPU had run out of queued "
-    "work), and the profiler slows every launch, so the trace's span is the profiled host's speed; the timing "
-    "without the profiler covers whole generations, the prefill included."
+    "work), and the profiler slows every launch, so the trace's span is the profiled host's speed."
 )
+#: why the timing without the profiler cannot stand in (a property of the method)
+UNMEASURED_TIMING = N_("The timing without the profiler covers whole generations, the prefill included.")
 
 
 #: the same where the trace records no launch calls' times
@@ -63,12 +64,28 @@ UNMEASURED_NO_CALLS = N_(
 )
 
 
+#: the same where the launch calls do not show the host setting the pace
+UNMEASURED = N_("The decode step's own time is not measured in this version.")
+
+
 def _why_unmeasured(result, p: str, tr: Translator) -> str:
     calls = result.facts.get(f"{p}.decode.calls")
     behind = result.facts.get(f"{p}.decode.behind")
     if calls is None or behind is None:
-        return tr.gettext(UNMEASURED_NO_CALLS)
-    return tr.gettext(UNMEASURED_WHY, behind=tr.integer(int(behind.value)), calls=tr.integer(int(calls.value) - 1))
+        return prose.method(tr.gettext(UNMEASURED_NO_CALLS))  # what the trace lacks
+    # "the host set the pace": most launch calls after the first returned only after the GPU ran dry
+    why = prose.claimed(
+        tr,
+        UNMEASURED_WHY,
+        result.facts,
+        f"{p}.decode.behind > 0.5 * ({p}.decode.calls - 1)",
+        covers="cause quantifier",
+        behind=tr.integer(int(behind.value)),
+        calls=tr.integer(int(calls.value) - 1),
+    )
+    if not why:
+        return prose.method(tr.gettext(UNMEASURED))
+    return tr.spaced(why, prose.method(tr.gettext(UNMEASURED_TIMING)))
 
 
 #: the host row's label once the step is a CUDA-graph replay (one launch call for its kernels)
@@ -105,6 +122,7 @@ def headroom(result, tr: Translator, options: dict) -> object:
                 "DRAM bytes. The finding in the overview says what to do first."
             )
         )
+        text = prose.method(text)  # what a sizing needs, and where the page's finding is
         weights = _weights(result, tr)
         return fragment((tr.spaced(text, weights) if weights else text) + "\n")
     note = tr.gettext(
@@ -120,6 +138,7 @@ def headroom(result, tr: Translator, options: dict) -> object:
             "kernel-side ones only pay once the host overhead is gone."
         ),
     )
+    note = prose.method_block(note)  # the table's definitions
     if unmeasured:
         note = tr.spaced(note, _why_unmeasured(result, p, tr))
     weights = _weights(result, tr)
@@ -133,10 +152,14 @@ def _weights(result, tr: Translator) -> str | None:
     p = result.config.primary
     if f"{p}.floor.weights_time" not in result.facts:
         return None
-    return tr.gettext(
-        N_("All weights of one step, from the operator shapes, at the measured DRAM ceiling take {floor} ({rate})."),
-        floor=fact(result, f"{p}.floor.weights_time", tr, "ms"),
-        rate=fact(result, f"{p}.floor.tokens_per_s", tr),
+    return prose.method(  # a derived number and how it is derived (no comparison)
+        tr.gettext(
+            N_(
+                "All weights of one step, from the operator shapes, at the measured DRAM ceiling take {floor} ({rate})."
+            ),
+            floor=fact(result, f"{p}.floor.weights_time", tr, "ms"),
+            rate=fact(result, f"{p}.floor.tokens_per_s", tr),
+        )
     )
 
 
@@ -200,9 +223,13 @@ def hardware_design(result, tr: Translator, options: dict) -> object:
             "it, so the GPU waits."
         )
     )
+    budget = prose.method(budget)  # a definition
     if "bandwidth.measured" in result.facts:
-        bandwidth = tr.gettext(
-            N_("Bandwidth: the measured DRAM ceiling, {copy}."), copy=fact(result, "bandwidth.measured", tr, "tb_per_s")
+        bandwidth = prose.method(  # which ceiling the table divides by
+            tr.gettext(
+                N_("Bandwidth: the measured DRAM ceiling, {copy}."),
+                copy=fact(result, "bandwidth.measured", tr, "tb_per_s"),
+            )
         )
         note = tr.spaced(bandwidth, budget)
     else:

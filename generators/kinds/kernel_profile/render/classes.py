@@ -21,7 +21,7 @@ NO_METRICS = N_("No Nsight Compute metrics were configured for this variant: eve
 def classification(result, tr: Translator, options: dict) -> object:
     v = result.primary
     if v.launches is None:
-        return fragment(tr.gettext(NO_METRICS) + "\n")
+        return fragment(prose.method(tr.gettext(NO_METRICS)) + "\n")  # follows from the configuration
     t = TableBuilder("classes", tr)
     t.col("class", N_("Class")).col("launches", N_("Profiled launches"), "count")
     t.col("launch_share", N_("Share of launches"), "percent").col("time_share", N_("Share of kernel time"), "percent")
@@ -92,7 +92,7 @@ def review(result, tr: Translator, options: dict) -> object:
     then the reasons spelled out with their thresholds."""
     v = result.primary
     if v.launches is None:
-        return fragment(tr.gettext(NO_METRICS) + "\n")
+        return fragment(prose.method(tr.gettext(NO_METRICS)) + "\n")  # follows from the configuration
     if v.review_rows.empty:
         return fragment(tr.gettext(N_("Nothing to review: no profiled launch contradicts its class.")) + "\n")
     names = v.kernels.set_index("name")
@@ -134,7 +134,7 @@ def levels(result, tr: Translator, options: dict) -> object:
     """The memory levels: peak bandwidth and its source, and the launches whose busiest level it is."""
     v = result.primary
     if v.level_roofs is None:
-        return fragment(tr.gettext(NO_METRICS) + "\n")
+        return fragment(prose.method(tr.gettext(NO_METRICS)) + "\n")  # follows from the configuration
     roofs = v.level_roofs.set_index("level")
     counts = v.level_counts.set_index("level")
     t = TableBuilder("levels", tr)

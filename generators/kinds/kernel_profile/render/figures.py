@@ -120,7 +120,7 @@ def histograms(result, tr: Translator, options: dict) -> object:
     if v.launches is None:  # no histogram to show: say why (never an empty section)
         from generators.kinds.kernel_profile.render.classes import NO_METRICS
 
-        return fragment(tr.gettext(NO_METRICS) + "\n")
+        return fragment(prose.method(tr.gettext(NO_METRICS)) + "\n")  # follows from the configuration
     known = v.launches[v.launches["cls"] != "unknown"]
     classes = list(dict.fromkeys(c for c in L.CLASS_ORDER if (known["cls"] == c).any()))
     out = []

@@ -71,7 +71,7 @@ def sites(result, tr: Translator, options: dict) -> object:
     """The top kernels' call sites: each (kernel, operator, grid, block) with its shapes."""
     name, v, suffix = chosen(result, options)
     if v.sites is None:
-        return fragment(tr.gettext(NO_SHAPES) + "\n")
+        return fragment(prose.method(tr.gettext(NO_SHAPES)) + "\n")  # what the trace lacks
     names = v.kernels.set_index("name")
     top = set(v.top["name"])
     rows = v.sites[v.sites["name"].isin(top)]
@@ -127,7 +127,7 @@ def site_bandwidth(result, tr: Translator, options: dict) -> object:
     """DRAM bandwidth per GEMM/attention call site: ncu's bytes over trace and ncu durations."""
     name, v, suffix = chosen(result, options)
     if v.sites is None or v.launches is None:
-        return fragment(tr.gettext(NO_SHAPES) + "\n")
+        return fragment(prose.method(tr.gettext(NO_SHAPES)) + "\n")  # what the trace lacks
     names = v.kernels.set_index("name")
     sites = v.sites
     category = sites["name"].map(names["category"])
