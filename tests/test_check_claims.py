@@ -221,6 +221,5 @@ def test_the_generated_sentences_of_the_real_pages_pass(built_site, capsys):
         print(f"pending: unit {unit}")
     assert [str(f) for f in result.findings] == []
     assert result.generated > 300
-    # every other kind's units are converted: no unit may go back on the pending list (issue 24 #3);
-    # the two left are kernel_profile/render/advice.py's, being converted beside the recommendations
-    assert set(result.pending_units) <= {"kernel_profile.headroom", "kernel_profile.hardware_design"}
+    # every unit is converted: none may go back on the pending list (issue 24 #3)
+    assert result.pending_units == []
