@@ -175,7 +175,7 @@ def _reused(c, tr: Translator) -> str:
     files = tr.list([L.code(f.strip()) for f in after["reused.files"].split(",")])
     return tr.gettext(
         N_(
-            "{version} reuses {source}'s {files} (`reused` in its meta.json): a row computed from them alone "
+            "{version} reuses {source}'s {files} (`reused` in its `meta.json`): a row computed from them alone "
             "compares {source}'s measurement with itself, and one that also uses the trace moves only with the trace."
         ),
         version=c.after,
