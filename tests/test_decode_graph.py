@@ -164,6 +164,22 @@ def test_graph_and_eager_wall_time_per_token_from_both_processes(variant, versio
     assert fact(version, f"{variant}.graph.speedup") == pytest.approx(float(eager[0] / graph[0]))
     assert fact(version, f"{variant}.graph.speedup.min") == pytest.approx(float(min(eager) / max(graph)))
     assert fact(version, f"{variant}.graph.speedup.max") == pytest.approx(float(max(eager) / min(graph)))
+    # the fastest timed eager generation (its samples), and the speed-up over the middle half of each
+    # eager process against the graph median of the process with the same number (decoderead F1, F2)
+    fastest = min(min(Decimal(str(s)) for s in p["samples_ms"]) for p in timing[f"{variant}_eager"]["processes"])
+    assert fact(version, f"{variant}.eager.wall_per_token.fastest") == pytest.approx(float(fastest * 1000000 / tokens))
+    graph_by = {p["process"]: Decimal(str(p["median_ms"])) for p in timing[variant]["processes"]}
+    quartiles = [(Decimal(str(p["q1_ms"])), Decimal(str(p["q3_ms"])), graph_by[p["process"]])
+                 for p in timing[f"{variant}_eager"]["processes"]]  # fmt: skip
+    assert fact(version, f"{variant}.graph.speedup.iqr_min") == pytest.approx(
+        float(min(q1 / g for q1, _, g in quartiles))
+    )
+    assert fact(version, f"{variant}.graph.speedup.iqr_max") == pytest.approx(
+        float(max(q3 / g for _, q3, g in quartiles))
+    )
+    assert fact(version, f"{variant}.graph.speedup.iqr_min") < fact(version, f"{variant}.graph.speedup.min")
+    assert fact(version, f"{variant}.wall_per_token.processes") == 2
+    assert fact("v1", f"{variant}.wall_per_token.processes") == 1
     assert fact("v1", f"{variant}.eager.wall_per_token") is None  # v1 timed its eager decode only
     assert fact("v1", f"{variant}.wall_per_token.process_min") is None  # ... in one process
     # the captures' own numbers: about 4.4 to 4.6 ms per token with the graph, 18 to 26 ms eager;

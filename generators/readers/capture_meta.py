@@ -75,12 +75,14 @@ class Meta(msgspec.Struct, frozen=True):
     cuda_graph: CudaGraph | None = None  # how the decode step was captured in a CUDA graph
     timing_seed: int | None = None  # the seed of the timing runs' shuffled order
     gpu_state: dict[str, Any] | None = None  # nvidia-smi before and after the timing
+    reused: dict[str, Any] | None = None  # files taken from an earlier version: files, from, why
 
 
 class ProcessTiming(msgspec.Struct, frozen=True):
     process: int
     median_ms: float
     warmup_steady: bool | None = None
+    min_ms: float | None = None  # the fastest timed generation
     q1_ms: float | None = None
     q3_ms: float | None = None
     reps: int | None = None

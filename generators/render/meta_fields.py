@@ -22,6 +22,7 @@ SECTIONS = {
     "gpu_state": N_("GPU state"),
     "reused": N_("Reused from an earlier version"),
     "timing": N_("Timing"),
+    "trace": N_("Traces"),  # what each variant's traces record (kernel_profile.model trace_flags)
 }
 LABELS = {
     "cuda": N_("CUDA"),

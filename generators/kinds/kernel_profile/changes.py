@@ -240,6 +240,9 @@ def compute(results: dict, options: dict[str, str]) -> KernelProfileChanges:
         rd.capture_setup(msgspec.to_builtins(r.meta), msgspec.to_builtins(r.timing)) if r.meta else {}
         for r in (before, after)
     )
+    for r, setup in ((before, setup_b), (after, setup_a)):  # what the traces record, and no long text
+        setup.update(r.trace_flags if setup else {})
+        setup.pop("reused.why", None)
     rows = rd.setup_rows(setup_b, setup_a)
     only = rd.recorded_only(rows, setup_b, setup_a)
     dropped = set(only["field"]) if "field" in only.columns else set()  # none when neither side records a setup

@@ -26,13 +26,16 @@ also with ``primary.`` (``primary.top_share``, what a page template can name):
                                ``.process_min|max`` the fresh processes' own medians,
                                ``.process_gap`` highest ÷ lowest − 1, ``.spread`` the largest
                                interquartile range ÷ median of a process, ``.unsteady`` the
-                               processes whose warm-up never reached a steady time
+                               processes whose warm-up never reached a steady time,
+                               ``.processes`` the timed processes (rows of the record)
 ``eager.wall_per_token``       a CUDA-graph capture's eager decode timed the same way on the
                                same machine (timing.json ``<timing>_eager``), with the same
                                ``.process_*``, ``.spread`` and ``.unsteady`` (also
                                ``eager.unsteady``); ``graph.speedup`` eager ÷ graph wall time
                                per token, ``.min|max`` process by process (the slowest graph
-                               process against the fastest eager one, and the reverse)
+                               process against the fastest eager one, and the reverse);
+                               ``eager.wall_per_token.fastest`` and ``graph.speedup.iqr_min|max``
+                               (:func:`_eager_range`)
 ``decode.step_time.max``      wall_per_token × new tokens ÷ decode steps (meta.json): a whole
                                un-profiled generation over its decode steps, above the decode
                                step's own time by the prefill; ``decode.*`` (:func:`_decode`)
@@ -61,7 +64,10 @@ also with ``primary.`` (``primary.top_share``, what a page template can name):
                                (profiled), ``gemm.time_share``, ``gemm.time_per_step``,
                                ``gemm.bytes_per_step``
 ``sites.bandwidth.min|max``    lowest and highest trace-duration bandwidth among those sites;
-                               ``.blocks`` its grid's thread blocks
+                               ``.blocks`` its grid's thread blocks, ``max.bytes`` the fastest
+                               site's DRAM bytes per launch, ``max.blocks.sites`` the sites
+                               with its grid's blocks; ``sites.bytes.max``,
+                               ``sites.blocks.max`` the most bytes and blocks of any site
 ``site.<key>.*``               per named call site (``call_sites`` of report.yml; the row with
                                the most time): ``bandwidth``, ``bandwidth_ncu``, ``blocks``,
                                ``share``, ``median_time``, ``per_step``, ``useful_flop``,
@@ -196,7 +202,7 @@ def _per_token(runs, record: str, prefix: str) -> dict[str, Quantity]:
     and how many warm-ups did not settle."""
     rows = runs[runs["record"] == record]
     first = rows.iloc[0]
-    out = {prefix: Quantity(first["per_token_ns"], "ns")}
+    out = {prefix: Quantity(first["per_token_ns"], "ns"), f"{prefix}.processes": Quantity(len(rows), "count")}
     if rows["process"].notna().all():
         medians = rows["per_token_ns"]
         out[f"{prefix}.process_min"] = Quantity(medians.min(), "ns")
@@ -247,6 +253,33 @@ def _timing(v, result, steps: int) -> dict[str, Quantity]:
             high = out["eager.wall_per_token.process_max"].value / out["wall_per_token.process_min"].value
             out["graph.speedup.min"] = Quantity(low, "count")
             out["graph.speedup.max"] = Quantity(high, "count")
+        out.update(_eager_range(result, key, tokens))
+    return out
+
+
+def _eager_range(result, key: str, tokens) -> dict[str, Quantity]:
+    """From the processes of timing.json: ``eager.wall_per_token.fastest`` the fastest timed
+    eager generation ÷ tokens (every process's), and ``graph.speedup.iqr_min|max`` the
+    speed-up over the middle half of each process's eager generations (its quartiles ÷ the
+    graph median of the process with the same number), lowest and highest over the processes."""
+    timing_doc = result.timing or {}
+    graph, eager = timing_doc.get(key), timing_doc.get(f"{key}_eager")
+    if graph is None or eager is None or not isinstance(tokens, int) or tokens <= 0 or not eager.processes:
+        return {}
+    out: dict[str, Quantity] = {}
+    fastest = [p.min_ms for p in eager.processes]
+    if all(isinstance(m, int | float) for m in fastest):
+        out["eager.wall_per_token.fastest"] = Quantity(min(fastest) * 1e6 / tokens, "ns")
+    medians = {p.process: p.median_ms for p in graph.processes}
+    lows, highs = [], []
+    for p in eager.processes:
+        if p.process not in medians or p.q1_ms is None or p.q3_ms is None:
+            return out
+        lows.append(p.q1_ms / medians[p.process])
+        highs.append(p.q3_ms / medians[p.process])
+    if lows:
+        out["graph.speedup.iqr_min"] = Quantity(min(lows), "count")
+        out["graph.speedup.iqr_max"] = Quantity(max(highs), "count")
     return out
 
 
@@ -342,6 +375,11 @@ def _site_facts(v, result) -> dict[str, Quantity]:
         out["sites.bandwidth.min.blocks"] = Quantity(int(lo["blocks"]), "count")
         out["sites.bandwidth.max"] = Quantity(float(hi["bandwidth"]), "bytes_per_s")
         out["sites.bandwidth.max.blocks"] = Quantity(int(hi["blocks"]), "count")
+        out["sites.bandwidth.max.bytes"] = Quantity(float(hi["dram_bytes"]), "bytes")
+        out["sites.bytes.max"] = Quantity(float(gemm["dram_bytes"].max()), "bytes")
+        # sites with the grid of the fastest one: the most blocks is not one site's alone
+        out["sites.bandwidth.max.blocks.sites"] = Quantity(int((gemm["blocks"] == hi["blocks"]).sum()), "count")
+        out["sites.blocks.max"] = Quantity(int(gemm["blocks"].max()), "count")
     launches = v.launches
     for key in result.config.call_sites:
         rows = v.sites[v.sites["label"] == key]

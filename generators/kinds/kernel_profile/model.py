@@ -60,6 +60,10 @@ class KernelProfile:
     part_labels: dict[str, object] = field(default_factory=dict)  # part id -> Localized (parts.yml)
     #: without meta.json: the setup the primary variant's trace records (GPU, CUDA, date, steps)
     trace_setup: TraceSetup | None = None
+    #: what each variant's traces record, as setup fields (the "what changed" pages compare them):
+    #: ``trace.<variant>.python_stacks`` (Python events in its timeline: with_stack) and
+    #: ``trace.<variant>.eager_trace`` (an eager trace of the graph's step), "yes" or "no"
+    trace_flags: dict[str, str] = field(default_factory=dict)
 
     @property
     def report(self) -> str:
@@ -117,6 +121,15 @@ def inputs(cat: Catalog, options: dict[str, str]) -> list:
     if peaks_ref is not None:
         extra += [cat.file(peaks_ref, layout.PEAKS), cat.file(peaks_ref, layout.META)]
     return paths + [p for p in extra if p.is_file()]
+
+
+def _trace_flags(read_all: dict) -> dict[str, str]:
+    out = {}
+    for variant, read in read_all.items():
+        python = getattr(read.get("timeline"), "python", None)
+        out[f"trace.{variant}.python_stacks"] = "yes" if python is not None and len(python) else "no"
+        out[f"trace.{variant}.eager_trace"] = "yes" if "eager" in read else "no"
+    return out
 
 
 @dataclass(frozen=True)
@@ -227,6 +240,7 @@ def compute(cat: Catalog, options: dict[str, str], partials: dict | None = None)
         parts=variant_parts,
         part_labels=dict(part_rules.labels),
         trace_setup=from_trace,
+        trace_flags=_trace_flags(read_all),
     )
     result.facts.update(facts(result))
     order = list(part_rules.labels)

@@ -26,8 +26,8 @@ METRIC_LABELS = {
     "step_time": N_("Wall time per step, profiled"),
     "decode.step_time": N_("Decode step on the GPU, profiled"),
     "decode.idle_share": N_("GPU idle share of the decode step, profiled"),
-    "gpu_idle_share": N_("GPU idle share, estimate"),
-    "busy_share": N_("GPU busy share of the step, profiled"),
+    "gpu_idle_share": N_("1 − kernel time ÷ wall time per token (prefill included)"),
+    "busy_share": N_("GPU busy share of the wall time per step, profiled"),
     "distinct_kernels": N_("Distinct kernels"),
     "launch_bound.launch_share": N_("Launch-bound launches"),
     "launch_bound.time_share": N_("Time in launch-bound launches"),
@@ -157,6 +157,7 @@ def setup(c, tr: Translator, options: dict) -> object:
     main = tr.gettext(N_("The main fields of the setup, in both captures:"))
     if not c.recorded_only.empty:
         intro = tr.spaced(_recorded_only(c, tr), intro)
+    intro = tr.spaced(_reused(c, tr), intro)
     t = TableBuilder("setup", tr)
     t.col("section", N_("Section")).col("field", N_("Field"))
     t.col("before", N_("Before")).col("after", N_("After"))
@@ -164,6 +165,23 @@ def setup(c, tr: Translator, options: dict) -> object:
         section, field = _field(r.field, tr)
         t.row(key_of(r.field), section, field, _recorded(r.before, tr), _recorded(r.after, tr))
     return fragment(f"{dates}\n\n{main}\n", k.build(), f"{intro}\n", t.build())
+
+
+def _reused(c, tr: Translator) -> str:
+    """The files the newer version took from an older one (meta.json ``reused``), if any."""
+    after = {r.field: r.after for r in c.setup.itertuples()} if "field" in c.setup.columns else {}
+    if not after.get("reused.from") or not after.get("reused.files"):
+        return ""
+    files = tr.list([L.code(f.strip()) for f in after["reused.files"].split(",")])
+    return tr.gettext(
+        N_(
+            "{version} reuses {source}'s {files} (`reused` in its `meta.json`): a row computed from them alone "
+            "compares {source}'s measurement with itself, and one that also uses the trace moves only with the trace."
+        ),
+        version=c.after,
+        source=after["reused.from"],
+        files=files,
+    )
 
 
 def _why(c, tr: Translator) -> str:

@@ -103,7 +103,8 @@ def roofline(c, tr: Translator, options: dict) -> object:
     svg = figures.svg(plan, tr.lang)
     caption = tr.gettext(
         N_(
-            "{n} kernels with Nsight Compute metrics in both versions, each its profiled launches' FLOPs ÷ DRAM bytes "
+            "{n} kernels with Nsight Compute metrics and FLOPs in both versions (a kernel without FLOPs cannot be "
+            "drawn on log axes), each its profiled launches' FLOPs ÷ DRAM bytes "
             "and FLOPs ÷ time: a hollow dot in {before}, an arrow to the filled dot in {after}. Roofs of {after} "
             "(solid: specification, dashed: measured)."
         ),  # fmt: skip

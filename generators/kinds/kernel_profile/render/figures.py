@@ -377,9 +377,9 @@ def _roofline_caption(result, v, known, dtypes, tr: Translator) -> str:
                 tr.gettext(
                     N_(
                         "Dots: executed FLOPs as Nsight Compute counts them (the tensor pipes' operations, rows "
-                        "padded to the instruction tile included). The trace records no operator shapes (a "
-                        "CUDA-graph replay records no operator calls), so no launch has useful FLOPs and the figure "
-                        "draws no useful points."
+                        "padded to the instruction tile included). The replayed trace records no operator shapes (a "
+                        "CUDA-graph replay records no operator calls) and this page takes none from another trace, "
+                        "so no launch has useful FLOPs and the figure draws no useful points."
                     )
                 ),
                 drawn,
@@ -492,8 +492,8 @@ def roofline_hierarchical(result, tr: Translator, options: dict) -> object:
         "memory bypass it)."
     )
     with_executed = N_(
-        "Each GEMM and attention launch three times, at the FLOPs its tensor and CUDA cores executed (without "
-        "operator shapes in the trace there are no useful FLOPs: padding is included) over the bytes it moved "
+        "Each GEMM and attention launch three times, at the FLOPs its tensor and CUDA cores executed (the "
+        "replayed trace records no operator shapes, so no useful FLOPs: padding is included) over the bytes it moved "
         "at L1, L2 and DRAM; the diagonals are the levels' peak bandwidths ({sources}), the horizontal line "
         "the {dtype} peak of the specification. A launch sits far from all three roofs when none of the "
         "levels limits it. L1 counts only loads through the L1 (TMA copies into shared memory bypass it)."
@@ -620,7 +620,7 @@ def roofline_kernels(result, tr: Translator, options: dict) -> object:
         else N_(
             "One panel per top kernel, titled with its rank, its name and the precision of its roofs "
             "(solid: specification, dashed: measured); dots: its profiled launches' executed FLOPs, coloured by "
-            "class as in the roofline above (no useful FLOPs: the trace records no operator shapes). Launches "
+            "class as in the roofline above (no useful FLOPs: the replayed trace records no operator shapes). Launches "
             "without FLOPs cannot be drawn on log axes."
         )
     )

@@ -29,8 +29,8 @@ FORMULAS = [
     N_(
         "Per step: divided by the traced steps ({steps_source}). Wall time per token: the median "
         "un-profiled generation (`timing.json`; of process 1 where two fresh processes were timed) ÷ its new "
-        "tokens. GPU idle (estimate) = 1 − kernel time per step "
-        "÷ wall time per token."
+        "tokens. The variants table's 1 − kernel time ÷ wall time per token puts the prefill in the wall time; "
+        "the GPU idle share of the decode step (Host side) is measured on the decode steps' own span."
     ),
     N_(
         "Launch calls: the host API calls that launched the range's kernels, one per correlation id (every "

@@ -85,13 +85,16 @@ def parts(result, tr: Translator, options: dict) -> object:
         ranked = t.table.sort_values(["kernel_ns", "part"], ascending=[False, True], kind="stable")
         for i, r in enumerate(ranked.itertuples(), start=1):
             table.row(r.part, i, part_label(result, r.part, tr), r.per_step_ns, r.share, r.launches)
+        steps = t.steps or (q.value if (q := result.facts.get(f"{name}.steps")) is not None else 0)
         note = tr.gettext(
-            N_("{variant}: parts from {method}. Unattributed: {share} of the kernel time in {range} ({steps} steps)."),
+            N_("{variant}: parts from {method}. Unattributed: {share} of the kernel time in {range} ({steps} steps).")
+            if steps
+            else N_("{variant}: parts from {method}. Unattributed: {share} of the kernel time in {range}."),
             variant=label,
             method=tr.gettext(METHOD_TEXT[t.method]),
             share=fact(result, f"{name}.parts.unattributed_share", tr),
             range=L.code(result.config.range),
-            steps=tr.integer(t.steps or 0),
+            steps=tr.integer(int(steps)),
         )
         pieces += [table.build(), prose.method_block(note) + "\n"]  # how the parts were found; a share
         plain = tr.pick(result.config.variants[name].label)  # a figure's text is plain: no markup

@@ -340,7 +340,7 @@ VARIANT_COLUMNS = (
     ("launches_per_step", N_("Launches per step"), "count"),
     ("kernel_time_per_step", N_("Kernel time per step"), "us"),
     ("wall_per_token", N_("Wall time per token, no profiler"), "ms"),
-    ("gpu_idle_share", N_("GPU idle (estimate)"), "percent"),
+    ("gpu_idle_share", N_("1 − kernel time ÷ wall time per token"), "percent"),
     ("attention_share", N_("Attention share"), "percent"),
     ("launch_bound.time_share", N_("Launch-bound share"), "percent"),
 )
@@ -358,8 +358,9 @@ def variants(result, tr: Translator, options: dict) -> object:
         N_(
             "Per step: the range's kernels divided by the traced steps. Wall time per token: the median "
             "whole generation without the profiler (process 1's where two fresh processes were timed) "
-            "divided by the tokens it generated. GPU idle: one minus their ratio. Attention share: kernel "
-            "time launched inside the variant's attention ranges."
+            "divided by the tokens it generated. 1 − kernel time ÷ wall time per token: the prefill is in the "
+            "wall time, so this is not the GPU idle share of the decode step (Host side). Attention share: "
+            "kernel time launched inside the variant's attention ranges."
         )
     )
     return fragment(t.build(), prose.method_block(note) + "\n")
