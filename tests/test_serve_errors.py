@@ -90,3 +90,29 @@ def test_a_failed_rebuild_is_one_line_and_the_last_good_site_is_served(tmp_path)
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+@pytest.mark.parametrize("command", ["serve", "review"])
+def test_a_failed_first_build_is_one_line_and_a_non_zero_exit(tmp_path, command):
+    """The first build runs before there is a site to keep: ``mkdocs serve`` (``make serve``) and
+    ``python -m generators review`` end with the one line, not the macros plugin's traceback."""
+    project = small_site.make_project(tmp_path)
+    config = small_site.versions_dir(project) / "report.yml"
+    config.write_text(config.read_text(encoding="utf-8").replace("hardware: h100-sxm", "hardware: h100_sxm"),
+                      encoding="utf-8")  # fmt: skip
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", NO_MKDOCS_2_WARNING="1")
+    env["PROFSITE_REVIEWS_DIR"] = str(project / "reviews")
+    args = {
+        "serve": [sys.executable, "-m", "mkdocs", "serve", "--dirty", "-a", f"127.0.0.1:{_free_port()}"],
+        "review": [sys.executable, "-m", "generators", "review", "--port", str(_free_port())],
+    }[command]
+    done = subprocess.run(args, cwd=project, env=env, capture_output=True, text=True, timeout=180)
+    output = done.stdout + done.stderr
+    assert done.returncode != 0, output
+    assert "Traceback" not in output
+    errors = [line for line in output.splitlines() if line.startswith("error:")]
+    valid = ", ".join(sorted(path.stem for path in (project / "data" / "hardware").glob("*.yml")))
+    assert errors == [
+        f"error: {Path('data') / 'reports' / small_site.REPORT / 'report.yml'}: hardware: 'h100_sxm' is not a "
+        f"hardware entry of data/hardware/; valid ids: {valid}"
+    ], output
