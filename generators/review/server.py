@@ -95,7 +95,13 @@ def mount(server, config):
     """``server`` (mkdocs' LiveReloadServer) with the review API in front of the site."""
     from generators.site import live
 
-    api = Api(Settings.from_mkdocs(config), ACCESS.get("access") or Access(port=server.server_address[1]))
+    access = ACCESS.get("access")
+    if access is None:  # never serve another address's requests with the loopback defaults (no tokens)
+        host, port = server.server_address[:2]
+        if host not in ("127.0.0.1", "localhost"):
+            raise RuntimeError(f"review server on {host}: its access settings (--tokens) were lost")
+        access = Access(port=port)
+    api = Api(Settings.from_mkdocs(config), access)
     api.written = lambda: live.STATE.get("review")
     server.set_app(api.wrap(server.get_app()))
     return server
