@@ -8,7 +8,8 @@ copied. Measured in this run, on this machine:
 
 a. cold build: ``python -m generators build-site`` with an empty result cache;
 b. warm build: the same again, nothing changed;
-c. edit -> visible under ``mkdocs serve`` (what ``make serve`` runs): a sentence appended to
+c. edit -> visible under ``make serve`` (``python -m generators review --read-only``: waitress, no
+   review API; it was ``mkdocs serve --dirty``, about a second slower): a sentence appended to
    one English page's prose, the page polled over HTTP every 50 ms until it contains it
    (median of 5 edits, ``PROFSITE_BENCH_EDITS``), and the server process's CPU time per edit
    (what the rebuild costs whatever else the machine runs; each edit starts once the server is
@@ -164,7 +165,7 @@ def serve_loop(cache: Path, review: bool = False, configs_too: bool = True) -> t
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     page_url = f"{base}/reports/bench-decode-1/"
-    command = [MKDOCS, "serve", "--dirty", "-a", f"127.0.0.1:{port}"]
+    command = [PYTHON, "-m", "generators", "review", "--read-only", "--port", str(port)]  # what make serve runs
     if review:
         command = [PYTHON, "-m", "generators", "review", "--port", str(port)]
     proc = subprocess.Popen(

@@ -33,6 +33,8 @@ from generators.review.api import MAX_REQUEST, Api
 from generators.settings import Settings
 
 ENABLE = "PROFSITE_REVIEW_SERVER"
+#: set by ``python -m generators review`` (with or without ``--read-only``): it reports a failed first build itself
+COMMAND = "PROFSITE_REVIEW_COMMAND"
 HOST = "127.0.0.1"
 THREADS = 24  # worker threads: a tab's live-reload long poll holds one for up to POLL_S
 POLL_S = 20
@@ -44,6 +46,11 @@ ACCESS: dict[str, Access] = {}
 
 def enabled() -> bool:
     return os.environ.get(ENABLE) == "1"
+
+
+def command() -> bool:
+    """Whether this process is ``python -m generators review`` (``make review``, ``make serve``)."""
+    return os.environ.get(COMMAND) == "1"
 
 
 def make_waitress(app, host: str, port: int):

@@ -257,7 +257,7 @@ def _first_build_failed(error) -> None:
 
 
 def _review_command() -> bool:
-    return importlib.import_module("generators.review.server").enabled()
+    return importlib.import_module("generators.review.server").command()
 
 
 def on_serve(server, config, builder):
