@@ -74,13 +74,13 @@ def run(args) -> int:
     for name in args.allowed_host:
         if not name or any(c in name for c in "/:@ "):
             raise UserError(None, f"--allowed-host {name}: a host name, without port or scheme")
-    server.ACCESS["access"] = Access(
+    server.keep_access(Access(
         bind=args.bind,
         port=args.port,
         allowed_hosts=tuple(args.allowed_host),
         public_origin=args.public_origin,
         tokens=tokens,
-    )
+    ))  # fmt: skip
     sys.dont_write_bytecode = True  # a .pyc written under generators/ would look like an edit and rebuild
     os.environ[server.COMMAND] = "1"  # this command reports a failed first build itself (the hooks do not)
     if not args.read_only:

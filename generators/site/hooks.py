@@ -50,7 +50,6 @@ KEEP = {
     "generators.commands",
     "generators.commands.build_site",
     "generators.commands.review",
-    "generators.review.server",  # its ACCESS: the --bind, --tokens and host names of `review` (kept, or lost)
     "generators.site.live",
 }
 
