@@ -30,7 +30,7 @@ build: $(STAMP)
 # Review: rebuilds on changes under docs/, data/, generators/, locales/ - only the pages whose
 # inputs changed (--dirty: generators/site/incremental.py; unchanged results come from .cache/).
 # No .pyc writes under generators/, which mkdocs would see as a change. Served by waitress, as
-# `make review` is, without the review API (mkdocs' development server was about a second slower).
+# `make review` is, without the review API (one server for both; `mkdocs serve --dirty` works too).
 # `make serve PORT=8010` for another port.
 PORT ?= 8000
 serve: $(STAMP)

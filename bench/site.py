@@ -9,7 +9,7 @@ copied. Measured in this run, on this machine:
 a. cold build: ``python -m generators build-site`` with an empty result cache;
 b. warm build: the same again, nothing changed;
 c. edit -> visible under ``make serve`` (``python -m generators review --read-only``: waitress, no
-   review API; it was ``mkdocs serve --dirty``, about a second slower): a sentence appended to
+   review API; it was ``mkdocs serve --dirty``): a sentence appended to
    one English page's prose, the page polled over HTTP every 50 ms until it contains it
    (median of 5 edits, ``PROFSITE_BENCH_EDITS``), and the server process's CPU time per edit
    (what the rebuild costs whatever else the machine runs; each edit starts once the server is

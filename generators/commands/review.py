@@ -9,7 +9,7 @@ inputs changed, ``generators.site.incremental``) and waitress serves
 selects text, or clicks a table row or a figure's comment button, writes a comment,
 replies, resolves; the thread files land in ``reviews/`` (``extra.profsite.reviews_dir``)
 and the next build shows them. ``--read-only`` (``make serve``): the same server without the
-API (mkdocs' development server took about a second longer to show an edit). A problem with
+API (one server for both). A problem with
 an input in the first build is one line and exit code 2; after that a failed rebuild keeps the
 last good site (generators.site.serve_errors).
 """
