@@ -15,5 +15,5 @@ STATE: dict[str, object] = {}
 
 #: "access": the ``python -m generators review`` command's bind address, host names and reviewer
 #: tokens (``generators.review.access.Access``), set before the first build: kept here, since
-#: the project's modules are imported again at that build (``generators.review.server.ACCESS``)
+#: the project's modules are imported again at that build (``generators.review.server.keep_access``)
 ACCESS: dict[str, object] = {}
