@@ -29,11 +29,12 @@ build: $(STAMP)
 
 # Review: rebuilds on changes under docs/, data/, generators/, locales/ - only the pages whose
 # inputs changed (--dirty: generators/site/incremental.py; unchanged results come from .cache/).
-# No .pyc writes under generators/, which mkdocs would see as a change.
+# No .pyc writes under generators/, which mkdocs would see as a change. Served by waitress, as
+# `make review` is, without the review API (one server for both; `mkdocs serve --dirty` works too).
 # `make serve PORT=8010` for another port.
 PORT ?= 8000
 serve: $(STAMP)
-	PYTHONDONTWRITEBYTECODE=1 NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dirty -a 127.0.0.1:$(PORT)
+	PYTHONDONTWRITEBYTECODE=1 $(BIN)/python -m generators review --read-only --port $(PORT)
 
 # Review: the site as `make serve` builds it, served by waitress with the review API on
 # 127.0.0.1:$(REVIEW_PORT) - select text or a row's or figure's comment button, comment, reply,

@@ -8,9 +8,12 @@ copied. Measured in this run, on this machine:
 
 a. cold build: ``python -m generators build-site`` with an empty result cache;
 b. warm build: the same again, nothing changed;
-c. edit -> visible under ``mkdocs serve`` (what ``make serve`` runs): a sentence appended to
+c. edit -> visible under ``make serve`` (``python -m generators review --read-only``: waitress, no
+   review API; it was ``mkdocs serve --dirty``): a sentence appended to
    one English page's prose, the page polled over HTTP every 50 ms until it contains it
-   (median of 3 edits);
+   (median of 5 edits, ``PROFSITE_BENCH_EDITS``), and the server process's CPU time per edit
+   (what the rebuild costs whatever else the machine runs; each edit starts once the server is
+   idle). ``PROFSITE_BENCH_SERVE_ONLY=1`` runs (c) and (c') alone on the last run's cache;
 c'. (c) under the review server (``make review``: mkdocs rebuilding, waitress serving);
 d. the same after changing one report's ``report.yml`` (``top``: the page's top-kernels note
    names the new count);
@@ -50,6 +53,7 @@ FLOOR = WORK / "site-floor"
 SOURCE_REPORT = "decode-h100-80gb-hbm3"
 REPORTS = int(os.environ.get("PROFSITE_BENCH_REPORTS", 5))  # smaller, to try the harness
 VERSIONS = int(os.environ.get("PROFSITE_BENCH_VERSIONS", 3))
+EDITS = int(os.environ.get("PROFSITE_BENCH_EDITS", 5))  # prose edits per server (the median of these)
 TARGETS = {"serve_edit_s": 1.5, "warm_over_floor": 1.3, "cold_s": 60.0}
 PYTHON = sys.executable
 MKDOCS = str(Path(PYTHON).with_name("mkdocs"))
@@ -127,13 +131,41 @@ def _wait_for(url: str, predicate, timeout: float = 300) -> float:
     raise TimeoutError(f"{url} did not change within {timeout} s")
 
 
-def serve_loop(cache: Path, review: bool = False) -> tuple[list[float], list[float]]:
+def cpu_s(pid: int) -> float:
+    """The CPU time (user + system) the process ``pid`` has used so far (Linux ``/proc``); the
+    server does its rebuild in its own process, so its CPU time per edit is the rebuild's work,
+    whatever else the machine is running (the wall time also waits for the CPU others use)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return float("nan")
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _idle(pid: int, quiet_s: float = 0.5, timeout: float = 120) -> None:
+    """Wait until the process ``pid`` uses no CPU for ``quiet_s`` (its rebuilds are done)."""
+    start = time.monotonic()
+    last = cpu_s(pid)
+    while time.monotonic() - start < timeout:
+        time.sleep(quiet_s)
+        now = cpu_s(pid)
+        if now - last < 0.02:
+            return
+        last = now
+
+
+#: CPU seconds of the server per edit, filled by serve_loop (key: "serve", "review")
+CPU: dict[str, list[float]] = {}
+
+
+def serve_loop(cache: Path, review: bool = False, configs_too: bool = True) -> tuple[list[float], list[float]]:
     """(seconds per prose edit, seconds per report.yml edit) under mkdocs serve, or under the
-    review server (``review``: ``python -m generators review``, waitress serving, issue 26)."""
+    review server (``review``: ``python -m generators review``, waitress serving, issue 26).
+    The server's CPU time per prose edit goes to :data:`CPU`."""
     port = _free_port()
     base = f"http://127.0.0.1:{port}"
     page_url = f"{base}/reports/bench-decode-1/"
-    command = [MKDOCS, "serve", "--dirty", "-a", f"127.0.0.1:{port}"]
+    command = [PYTHON, "-m", "generators", "review", "--read-only", "--port", str(port)]  # what make serve runs
     if review:
         command = [PYTHON, "-m", "generators", "review", "--port", str(port)]
     proc = subprocess.Popen(
@@ -148,14 +180,18 @@ def serve_loop(cache: Path, review: bool = False) -> tuple[list[float], list[flo
     config = PROJECT / "data" / "reports" / "bench-decode-1" / "report.yml"
     original_page, original_config = page.read_text(encoding="utf-8"), config.read_text(encoding="utf-8")
     edits, configs = [], []
+    cpu = CPU.setdefault("review" if review else "serve", [])
     try:
         _wait_for(page_url, lambda html: "</html>" in html, timeout=600)
-        for i in range(3):
-            marker = f"Benchmark sentence number {'abcdefgh'[i]} was added."
+        for i in range(EDITS):
+            marker = f"Benchmark sentence number {'abcdefghijklmnop'[i]} was added."
             time.sleep(1.0)  # let the watcher settle after the previous rebuild
+            _idle(proc.pid)  # and any follow-up build (older versions' pages) finish: this edit's own cost
+            before = cpu_s(proc.pid)
             page.write_text(original_page + f"\n\n{marker}\n", encoding="utf-8")
             edits.append(_wait_for(page_url, lambda html, m=marker: m in html))
-        for top in (9, 8, 7):
+            cpu.append(cpu_s(proc.pid) - before)
+        for top in (9, 8, 7) if configs_too else ():
             time.sleep(1.0)
             config.write_text(re.sub(r"^top: \d+$", f"top: {top}", original_config, flags=re.M), encoding="utf-8")
             configs.append(_wait_for(page_url, lambda html, n=top: f"The top {n} of" in html))
@@ -238,6 +274,15 @@ def run() -> dict:
     )
     make_project()
     cache, site = WORK / "site-cache", WORK / "site-site"
+    if os.environ.get("PROFSITE_BENCH_SERVE_ONLY") and cache.is_dir():  # the edit loops alone, on a warm cache
+        edits, _ = serve_loop(cache, configs_too=False)
+        print(f"  (c) prose edit -> visible under serve: {_fmt(edits)}", flush=True)
+        print(f"      the server's CPU time per edit: {_fmt(CPU['serve'])}", flush=True)
+        review_edits, _ = serve_loop(cache, review=True, configs_too=False)
+        print(f"  (c') prose edit -> visible under the review server (make review): {_fmt(review_edits)}", flush=True)
+        print(f"      the server's CPU time per edit: {_fmt(CPU['review'])}", flush=True)
+        ok = max(statistics.median(edits), statistics.median(review_edits)) <= TARGETS["serve_edit_s"]
+        return {"name": "site", "ok": ok, "serve_edit_s": statistics.median(edits)}
     shutil.rmtree(cache, ignore_errors=True)
     cold = build(cache, site)
     print(f"  (a) cold make build: {cold:.1f} s", flush=True)
@@ -245,9 +290,11 @@ def run() -> dict:
     print(f"  (b) warm make build, nothing changed: {_fmt(warm)}", flush=True)
     edits, configs = serve_loop(cache)
     print(f"  (c) prose edit -> visible under serve: {_fmt(edits)}", flush=True)
+    print(f"      the server's CPU time per edit: {_fmt(CPU['serve'])}", flush=True)
     print(f"  (d) report.yml edit -> visible under serve: {_fmt(configs)}", flush=True)
     review_edits, _ = serve_loop(cache, review=True)
     print(f"  (c') prose edit -> visible under the review server (make review): {_fmt(review_edits)}", flush=True)
+    print(f"      the server's CPU time per edit: {_fmt(CPU['review'])}", flush=True)
     make_floor(cache)
     floor = [floor_build() for _ in range(3)]
     f = statistics.median(floor)

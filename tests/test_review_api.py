@@ -13,7 +13,8 @@ server from a browser). It writes into a temporary reviews folder of the real pr
   names, lone surrogates, JSON nested 200,000 deep, a 5,000-digit integer, over 1 MiB -
   each a 4xx naming what is wrong, nothing written;
 * tokens: ``/login`` sets an HttpOnly SameSite=Strict cookie, the token's name is the
-  author of comments and status changes (with their time); without a login, 401.
+  author of comments and status changes (with their time); without a login, 401 for writes
+  and for every read (pages, threads, panel, dashboard).
 """
 
 from __future__ import annotations
@@ -340,9 +341,9 @@ def test_tokens_name_the_author_of_comments_and_status_changes(server, api):
     app, base = server[0], api[0]
     root = api[1]
     app.access.tokens = {"a" * 20: "Alice Zhang", "b" * 20: "Bob"}
-    status, answer = call(base, "POST", "/api/threads", NEW)
-    assert status == 401 and answer["error"].startswith("author:") and files(root) == {}
-    status, _ = call(base, "GET", "/login?token=" + "c" * 20)
+    status, answer = call(base, "POST", "/api/threads", NEW, headers=headers_for(base, app))
+    assert status == 401 and answer["error"].startswith("login:") and files(root) == {}
+    status, _ = call(base, "GET", "/login?token=" + "c" * 20, headers={})
     assert status == 403
     r = urllib.request.urlopen(base + "/login?token=" + "a" * 20, timeout=30)
     cookie = r.headers["Set-Cookie"]
@@ -359,6 +360,42 @@ def test_tokens_name_the_author_of_comments_and_status_changes(server, api):
     assert [c["author"] for c in doc["comments"]] == ["Alice Zhang"]
     assert [(h["status"], h["author"]) for h in doc["history"]] == [("wontfix", "Bob"), ("open", "Alice Zhang")]
     assert doc["status"] == "open"
+
+
+def test_with_tokens_nothing_is_read_without_a_login(server, api):
+    """A team's server on a shared host: whoever reaches the port without a reviewer's login
+    gets 401 and nothing of the site or its threads - pages (their panels and CSRF token),
+    the thread list, one thread, the panel, the dashboard, the live reload."""
+    app, base = server[0], api[0]
+    _, created = call(base, "POST", "/api/threads", NEW)  # a thread written before tokens are on
+    secret = NEW["body"].splitlines()[0]
+    app.access.tokens = {"a" * 20: "Alice Zhang"}
+    reads = [
+        "/",
+        f"/reports/{REPORT}/",
+        f"/api/threads?page={PAGE}",
+        f"/api/threads/{created['id']}",
+        f"/api/panel?page={PAGE}&lang=zh",
+        "/api/dashboard?lang=zh",
+        "/livereload/1/1",
+    ]
+    for cookie in (None, "profsite-review=" + "b" * 20, "profsite-review=" + "a" * 19):
+        for path in reads:
+            request = urllib.request.Request(base + path, headers={"Cookie": cookie} if cookie else {})
+            with pytest.raises(urllib.error.HTTPError) as refused:
+                urllib.request.urlopen(request, timeout=30)
+            body = refused.value.read().decode()
+            assert refused.value.code == 401, (path, cookie)
+            assert secret not in body and app.access.csrf not in body and "page</body>" not in body, path
+            assert "/login?token=" in body
+    logged_in = {"Cookie": "profsite-review=" + "a" * 20}
+    for path in reads[:2]:
+        with urllib.request.urlopen(urllib.request.Request(base + path, headers=logged_in), timeout=30) as r:
+            assert r.status == 200 and app.access.csrf in r.read().decode(), path
+    for path in reads[2:-1]:  # the panel and dashboard: 404 "not built yet" here (no site build), not 401
+        assert call(base, "GET", path, headers=logged_in)[0] in (200, 404), path
+    status, listed = call(base, "GET", f"/api/threads?page={PAGE}", headers=logged_in)
+    assert status == 200 and [t["comments"][0]["body"] for t in listed["threads"]] == [NEW["body"]]
 
 
 def test_an_unreadable_thread_file_is_named_and_other_pages_stay_writable(api):

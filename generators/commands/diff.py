@@ -10,8 +10,11 @@ model, e.g. ``generators.kinds.kernel_profile.changes``), through the same resul
 ``after``, ``change`` = after - before, ``relative_change``, ``status``, ``direction``,
 ``verdict``), ``kernels`` (per variant and friendly name ``status`` added, removed, changed
 or unchanged, ``before`` and ``after`` - launches and time per step, share, class - and
-``change``), ``kernel_counts``, ``categories`` and ``classes``. Without ``--json``: the
-headline metrics and the kernels that changed, as text.
+``change``), ``kernel_counts``, ``categories`` and ``classes``, and ``variant_labels`` (each
+variant's label from ``report.yml``, per language). Without ``--json``: the headline metrics and
+the kernels that changed, as text in one page language (``--lang``, default the site's source
+language): variants by their labels, metrics, statuses and kernels by the names the page shows
+(the catalogs' words; the user's own strings - labels, range and GPU names - as written).
 
 An unknown report or version, a report without ``report.yml`` or of a kind that does not
 compare versions: one ``error:`` line and exit code 2.
@@ -34,6 +37,7 @@ def add_arguments(parser) -> None:
     parser.add_argument("before", metavar="vA", help="the older version, e.g. v1")
     parser.add_argument("after", metavar="vB", help="the newer version, e.g. v2")
     parser.add_argument("--json", action="store_true", help="print one JSON object (base units) instead of text")
+    parser.add_argument("--lang", help="the text's language (default: the site's source language)")
     parser.add_argument("--root", type=Path, default=ROOT, help="project root with mkdocs.yml (default: this checkout)")
 
 
@@ -56,13 +60,26 @@ def compute(root: Path, report: str, before: str, after: str):
     return runner.result(model, {"report": report, "version": after, "base": before})[1], settings
 
 
+def variant_labels(root: Path, report: str) -> dict[str, dict[str, str]]:
+    """Each variant's label in ``report.yml`` (per language), for variants that have one."""
+    from generators.kinds import read_config
+    from generators.sections.runner import Runner
+    from generators.settings import Settings
+
+    config = read_config(Runner.for_settings(Settings.load(root / "mkdocs.yml")).catalog, report)
+    return {key: dict(v.label) for key, v in (getattr(config, "variants", None) or {}).items() if v.label}
+
+
 def run(args) -> int:
     result, settings = compute(args.root, args.report_id, args.before, args.after)
-    doc = result.as_json()
+    doc = result.as_json() | {"variant_labels": variant_labels(args.root, args.report_id)}
     if args.json:
         print(json.dumps(doc, indent=1, ensure_ascii=False, allow_nan=False))
     else:
-        print(text(doc, settings.source_language))
+        from generators.sections.runner import translator_for
+
+        language = args.lang or settings.source_language
+        print(text(doc, language, translator_for(settings.language(language), settings.locales_dir).gettext))
     return 0
 
 
@@ -85,10 +102,25 @@ def _version(side: dict) -> str:
     return f"{side['version']} ({side['date']})" if side.get("date") else side["version"]
 
 
-def text(doc: dict, language: str) -> str:
-    """The headline metrics and the changed kernels, for a terminal (the source language's
-    kernel names, display units)."""
+def text(doc: dict, language: str, gettext=lambda s: s) -> str:
+    """The headline metrics and the changed kernels, for a terminal: variants by their labels
+    (``doc["variant_labels"]``), the page's metric, status and kernel names in ``language``
+    (``gettext``: its catalog), display units."""
     from tabulate import tabulate
+
+    from generators.kinds.kernel_profile.render.changes import JUDGED_WORDS, METRIC_LABELS, STATUS_LABELS
+
+    statuses = STATUS_LABELS | {"same": JUDGED_WORDS["same"]}
+    labels = doc.get("variant_labels") or {}
+
+    def variant(key: str) -> str:
+        return labels.get(key, {}).get(language) or key
+
+    def metric(key: str) -> str:
+        return gettext(METRIC_LABELS[key]) if key in METRIC_LABELS else key
+
+    def status(key: str) -> str:
+        return gettext(statuses[key]) if key in statuses else key.replace("_", " ")
 
     b, a = doc["before"], doc["after"]
     lines = [f"{doc['report']}: {_version(b)} -> {_version(a)}"]
@@ -96,18 +128,21 @@ def text(doc: dict, language: str) -> str:
         shown = ["(none)" if s[k] is None else s[k] for k in ("before", "after")]  # a side without meta.json
         lines.append(f"  setup {s['field']}: {shown[0]} -> {shown[1]}")
     rows = [
-        [m["variant"], m["metric"], _num(m["before"], m["unit"]), _num(m["after"], m["unit"]),
-         "-" if m["relative_change"] is None else f"{m['relative_change'] * 100:+.1f} %", m["status"], m["verdict"]]
+        [variant(m["variant"]), metric(m["metric"]), _num(m["before"], m["unit"]), _num(m["after"], m["unit"]),
+         "-" if m["relative_change"] is None else f"{m['relative_change'] * 100:+.1f} %", status(m["status"]),
+         m["verdict"]]
         for m in doc["metrics"]
     ]  # fmt: skip
     lines += ["", tabulate(rows, headers=["variant", "metric", "before", "after", "change", "status", "verdict"])]
     rows = [
-        [k["variant"], (k["label"].get(language) or k["function"])[:60], k["status"],
+        [variant(k["variant"]), (k["label"].get(language) or k["function"])[:60], status(k["status"]),
          _num((k["before"] or {}).get("time_ns"), "ns"),
          _num((k["after"] or {}).get("time_ns"), "ns")]
         for k in doc["kernels"] if k["status"] != "unchanged"
     ]  # fmt: skip
-    counts = ", ".join(f"{v}: " + ", ".join(f"{n} {s}" for s, n in c.items()) for v, c in doc["kernel_counts"].items())
+    counts = "; ".join(
+        f"{variant(v)}: " + ", ".join(f"{n} {status(s)}" for s, n in c.items()) for v, c in doc["kernel_counts"].items()
+    )
     lines += ["", f"kernels ({counts}); per step:"]
     if rows:
         lines.append(tabulate(rows, headers=["variant", "kernel", "status", "before", "after"]))

@@ -8,8 +8,10 @@ inputs changed, ``generators.site.incremental``) and waitress serves
 :mod:`generators.review.api` at ``/api/``: a reviewer
 selects text, or clicks a table row or a figure's comment button, writes a comment,
 replies, resolves; the thread files land in ``reviews/`` (``extra.profsite.reviews_dir``)
-and the next build shows them. A problem with an input in the first build is one line and
-exit code 2; after that a failed rebuild keeps the last good site (mkdocs' behaviour).
+and the next build shows them. ``--read-only`` (``make serve``): the same server without the
+API (one server for both). A problem with
+an input in the first build is one line and exit code 2; after that a failed rebuild keeps the
+last good site (generators.site.serve_errors).
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ def add_arguments(parser) -> None:
                         help="another Host name the server answers to (repeatable)")  # fmt: skip
     parser.add_argument("--public-origin", metavar="URL",
                         help="the origin reviewers open (https://review.example.org behind a TLS proxy)")  # fmt: skip
+    parser.add_argument("--read-only", action="store_true",
+                        help="no review API: the site with live rebuilds only (what `make serve` runs)")  # fmt: skip
     parser.add_argument("--config-file", type=Path, default=project_root() / "mkdocs.yml")
 
 
@@ -62,21 +66,25 @@ def run(args) -> int:
         loopback = ipaddress.ip_address(args.bind).is_loopback
     except ValueError:
         raise UserError(None, f"--bind {args.bind}: not an IP address") from None
+    if args.read_only and (not loopback or args.tokens is not None):
+        raise UserError(None, "--read-only serves 127.0.0.1 only, without tokens (no review API)")
     if not loopback and args.tokens is None:
         raise UserError(None, f"--bind {args.bind}: binding beyond this machine needs --tokens FILE (README: Reviews)")
     tokens = read_tokens(args.tokens) if args.tokens is not None else None
     for name in args.allowed_host:
         if not name or any(c in name for c in "/:@ "):
             raise UserError(None, f"--allowed-host {name}: a host name, without port or scheme")
-    server.ACCESS["access"] = Access(
+    server.keep_access(Access(
         bind=args.bind,
         port=args.port,
         allowed_hosts=tuple(args.allowed_host),
         public_origin=args.public_origin,
         tokens=tokens,
-    )
+    ))  # fmt: skip
     sys.dont_write_bytecode = True  # a .pyc written under generators/ would look like an edit and rebuild
-    os.environ[server.ENABLE] = "1"
+    os.environ[server.COMMAND] = "1"  # this command reports a failed first build itself (the hooks do not)
+    if not args.read_only:
+        os.environ[server.ENABLE] = "1"  # the review API, mounted by the hooks' on_serve
     os.environ.setdefault("NO_MKDOCS_2_WARNING", "1")
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("%(levelname)-7s -  %(message)s"))

@@ -15,6 +15,9 @@
   SameSite=Strict cookie, and that name is the author of every comment and status change
   the reviewer makes. Without tokens (one person on 127.0.0.1) the name comes with the
   request, set once in the page.
+* **Reads.** With tokens, every request but ``/login`` needs that cookie too - the pages
+  (their review panels), ``/api/threads``, ``/api/panel``, ``/api/dashboard``, the live
+  reload: anyone else who can reach the port gets 401 and nothing of the site or its threads.
 
 The tokens file: one reviewer a line, ``TOKEN NAME`` (the name may hold spaces); ``#``
 starts a comment. A token is at least 16 characters of ``A-Z a-z 0-9 - _``
@@ -128,6 +131,12 @@ class Access:
         sent = environ.get("HTTP_X_CSRF_TOKEN") or ""
         if not hmac.compare_digest(sent.encode("utf-8", "replace"), self.csrf.encode()):
             raise Refused(403, "X-CSRF-Token: missing or not this server's (read it from <meta name=profsite-csrf>)")
+
+    def may_read(self, environ) -> bool:
+        """Whether the request may see the site and its threads: always without tokens (one
+        person on 127.0.0.1); with tokens (a team on a shared host) only a logged-in reviewer,
+        so that nobody else who can reach the port reads the pages, panels or threads."""
+        return self.tokens is None or self.reviewer(environ) is not None
 
     def reviewer(self, environ) -> str | None:
         """The logged-in reviewer's name (tokens on), else None."""

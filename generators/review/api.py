@@ -12,6 +12,9 @@
     GET   /api/dashboard?lang=L        -> 200 {"html"}: the dashboard's content, likewise
     GET   /login?token=T               -> sets the reviewer's cookie (``--tokens``)
 
+With ``--tokens`` every request but ``/login`` - pages and API reads included - needs that
+cookie: 401 without it (``Access.may_read``).
+
 ``page`` is a page key (``reports/decode-h100-80gb-hbm3``, ``hardware``); ``version`` is
 one of the report's versions (default: its latest) and must be absent or null on a page
 without a report; ``anchor`` a ``data-anchor`` of the page; ``quote`` the selected text,
@@ -72,6 +75,17 @@ THREADS = re.compile(r"^/api/threads/?$")
 COMMENTS = re.compile(r"^/api/threads/(.*)/comments/?$")
 ONE = re.compile(r"^/api/threads/(.*?)/?$")  # anything else under /api/threads/: the id is checked
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+LOGIN_FIRST = "login: this review server has reviewer tokens: open the /login?token=... link your team gave you first"
+#: the page a request without a login gets (tokens on); reloads itself once (a cross-site link
+#: arrives without the SameSite=Strict cookie; the page's own navigation carries it)
+LOGIN_PAGE = (
+    '<!doctype html><meta charset="utf-8"><title>profsite review: log in</title>'
+    "<script>(function(){{var k='profsite-login-retry',t=+sessionStorage.getItem(k)||0;"
+    "if(Date.now()-t>10000){{sessionStorage.setItem(k,Date.now());location.replace(location.href);}}}})();</script>"
+    "<p>{message}</p>"
+)
 
 
 class BadRequest(Exception):
@@ -137,6 +151,8 @@ class Api:
             except Refused as exc:
                 return self._answer(start_response, exc.status, {"error": exc.message})
             path = environ.get("PATH_INFO", "")
+            if path != "/login" and not self.access.may_read(environ):
+                return self._login_first(start_response, path)
             if path.startswith("/api/") or path == "/login":
                 return self(environ, start_response)
             seen: dict = {}
@@ -164,11 +180,28 @@ class Api:
 
         return wrapped
 
+    def _login_first(self, start_response, path: str):
+        """A request without a reviewer's login to a server with tokens: 401, nothing of the site
+        or its threads. A page request gets a page saying how to log in; it reloads itself
+        once first, since a link followed from another site (chat, mail) arrives without the
+        SameSite=Strict cookie, which the page's own reload then carries."""
+        if path.startswith("/api/"):
+            return self._answer(start_response, 401, {"error": LOGIN_FIRST})
+        page = LOGIN_PAGE.format(message=html.escape(LOGIN_FIRST)).encode()
+        start_response(
+            "401 Unauthorized",
+            [("Content-Type", "text/html; charset=utf-8"), ("Content-Length", str(len(page))),
+             ("Cache-Control", "no-store"), ("X-Content-Type-Options", "nosniff"), ("Referrer-Policy", "no-referrer")],
+        )  # fmt: skip
+        return [page]
+
     def __call__(self, environ, start_response):
         try:
             self.access.check_host(environ)
             if environ.get("PATH_INFO") == "/login":
                 return self.login(environ, start_response)
+            if not self.access.may_read(environ):
+                raise BadRequest(401, LOGIN_FIRST)
             status, payload = self.handle(environ)
         except (BadRequest, Refused) as exc:
             status, payload = exc.status, {"error": exc.message}

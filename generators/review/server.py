@@ -22,6 +22,7 @@ The server binds 127.0.0.1 unless ``--bind`` names another address, which needs
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 import threading
@@ -31,19 +32,36 @@ from mkdocs.livereload import LiveReloadServer
 from generators.review.access import Access
 from generators.review.api import MAX_REQUEST, Api
 from generators.settings import Settings
+from generators.site import live
 
 ENABLE = "PROFSITE_REVIEW_SERVER"
+#: set by ``python -m generators review`` (with or without ``--read-only``): it reports a failed first build itself
+COMMAND = "PROFSITE_REVIEW_COMMAND"
 HOST = "127.0.0.1"
 THREADS = 24  # worker threads: a tab's live-reload long poll holds one for up to POLL_S
 POLL_S = 20
 log = logging.getLogger("mkdocs.livereload")
 
-#: the Access of this process's server (set by ``python -m generators review``)
-ACCESS: dict[str, Access] = {}
+
+def keep_access(access: Access) -> None:
+    """Keep the access settings of ``python -m generators review`` for :func:`mount`: as plain data
+    in ``generators.site.live``, which the hooks keep when they drop the project's modules at a
+    build (an object of a dropped module's class would not be the class the API then checks)."""
+    live.ACCESS.clear()
+    live.ACCESS.update(dataclasses.asdict(access))
+
+
+def kept_access() -> Access | None:
+    return Access(**live.ACCESS) if live.ACCESS else None  # type: ignore[arg-type]
 
 
 def enabled() -> bool:
     return os.environ.get(ENABLE) == "1"
+
+
+def command() -> bool:
+    """Whether this process is ``python -m generators review`` (``make review``, ``make serve``)."""
+    return os.environ.get(COMMAND) == "1"
 
 
 def make_waitress(app, host: str, port: int):
@@ -93,9 +111,13 @@ class ReviewServer(LiveReloadServer):
 
 def mount(server, config):
     """``server`` (mkdocs' LiveReloadServer) with the review API in front of the site."""
-    from generators.site import live
-
-    api = Api(Settings.from_mkdocs(config), ACCESS.get("access") or Access(port=server.server_address[1]))
+    access = kept_access()
+    if access is None:  # never serve another address's requests with the loopback defaults (no tokens)
+        host, port = server.server_address[:2]
+        if host not in ("127.0.0.1", "localhost"):
+            raise RuntimeError(f"review server on {host}: its access settings (--tokens) were lost")
+        access = Access(port=port)
+    api = Api(Settings.from_mkdocs(config), access)
     api.written = lambda: live.STATE.get("review")
     server.set_app(api.wrap(server.get_app()))
     return server

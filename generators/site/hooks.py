@@ -136,6 +136,10 @@ def on_startup(command, dirty):
     _reload_changed_code()  # what is imported now stays for the first build (on_config)
     incremental = command == "serve" and dirty
     importlib.import_module("generators.site.incremental").enable(incremental)
+    if command == "serve":  # a user error in the first build: one line, no traceback (serve_errors)
+        _FIRST.clear()
+        _FIRST["build"] = importlib.import_module("generators.site.serve_errors").FirstBuild()
+        _FIRST["build"].start()
     build_log = logging.getLogger("mkdocs.commands.build")
     if incremental and not any(isinstance(f, _DirtyWarning) for f in build_log.filters):
         build_log.addFilter(_DirtyWarning())
@@ -240,9 +244,28 @@ def on_page_content(html, page, config, files):
 POLL_S = 0.1
 
 
+#: the first build of ``mkdocs serve`` while it runs (serve_errors.FirstBuild); on_serve ends it
+_FIRST: dict[str, object] = {}
+
+
+def _first_build_failed(error) -> None:
+    """A user error failed ``mkdocs serve``'s first build: end the process without the
+    traceback (on_shutdown prints its line; ``python -m generators review`` prints it itself)."""
+    first = _FIRST.get("build")
+    if first is not None and first.failed(error) and not _review_command():
+        raise SystemExit(2)
+
+
+def _review_command() -> bool:
+    return importlib.import_module("generators.review.server").command()
+
+
 def on_serve(server, config, builder):
     """Under dirty serving, look for changes every :data:`POLL_S`: mkdocs' file watcher polls
     (watchdog's PollingObserver) and a rebuild now takes about a second, so the wait counted."""
+    first = _FIRST.pop("build", None)
+    if first is not None:
+        first.stop()  # the first build is done: the rebuild guard takes over
     importlib.import_module("generators.site.serve_errors").install(server)  # a failed rebuild: one line
     if _incremental() is None:
         return server
@@ -257,7 +280,14 @@ def on_serve(server, config, builder):
 
 
 def on_shutdown():
-    """The server stops: write the memos its dirty builds kept in memory."""
+    """The server stops: write the memos its dirty builds kept in memory. When the first build
+    failed on a user error (mkdocs ends the process before it serves), its one line."""
+    first = _FIRST.pop("build", None)
+    if first is not None:
+        first.stop()
+        line = first.line()
+        if line is not None and not _review_command():
+            print(line, file=sys.stderr, flush=True)  # noqa: T201
     if _incremental() is not None:
         importlib.import_module("generators.cache").flush_memos()
 
@@ -273,6 +303,7 @@ def on_build_error(error):
     incremental = _incremental()
     if incremental is not None:
         incremental.abort()
+    _first_build_failed(error)
 
 
 ALTERNATE_LINK = re.compile(r'\s*<link rel="alternate" href="[^"]*" hreflang="[^"]*">')

@@ -12,3 +12,8 @@ from __future__ import annotations
 #: navigation was made of, "search": {page url: its search entries}, "review": the records
 #: and written panels of the review threads - see ``generators.site.incremental``.
 STATE: dict[str, object] = {}
+
+#: "access": the ``python -m generators review`` command's bind address, host names and reviewer
+#: tokens (``generators.review.access.Access``), set before the first build: kept here, since
+#: the project's modules are imported again at that build (``generators.review.server.keep_access``)
+ACCESS: dict[str, object] = {}

@@ -16,6 +16,10 @@ mkdocs' server and keeps its build loop, so it gets the same), this module:
   browsers reload;
 * shows the line on every served page, in a banner at the top, until a rebuild succeeds (the
   line as the terminal shows it: errors are not translated, like every command's).
+
+The first build runs before the server exists (there is no last good site to serve): a user
+error in it is one line and a non-zero exit, without the traceback the macros plugin logs
+(:class:`FirstBuild`, started by the hooks' ``on_startup`` and ended by ``on_serve``).
 """
 
 from __future__ import annotations
@@ -53,9 +57,52 @@ class _DropUserErrorRecords(logging.Filter):
     """Drop the records logged while a UserError is being handled (the macros plugin logs the
     exception with its traceback before it gives up; mkdocs logs it again)."""
 
+    seen: BaseException | None = None  # the last user error whose records were dropped
+
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else sys.exc_info()[1]
-        return exc is None or user_error(exc) is None
+        user = user_error(exc) if exc is not None else None
+        if user is not None:
+            self.seen = user
+        return user is None
+
+
+def _handlers() -> list[logging.Handler]:
+    return [*logging.getLogger().handlers, *logging.getLogger("mkdocs").handlers]
+
+
+class FirstBuild:
+    """The first build of ``mkdocs serve``: mkdocs runs it before the server starts, outside
+    the rebuild guard, and a user error in it printed the macros plugin's traceback. While it
+    runs, the records logged while a user error is handled are dropped and the error kept;
+    :meth:`line` is its one line once the build failed."""
+
+    def __init__(self) -> None:
+        self.quiet = _DropUserErrorRecords()
+        self.handlers: list[logging.Handler] = []
+        self.error: BaseException | None = None
+
+    def start(self) -> None:
+        self.handlers = _handlers()
+        for handler in self.handlers:
+            handler.addFilter(self.quiet)
+
+    def stop(self) -> None:
+        for handler in self.handlers:
+            handler.removeFilter(self.quiet)
+        self.handlers = []
+
+    def failed(self, exc: BaseException | None) -> bool:
+        """Record the user error behind ``exc`` (a failed first build); whether there was one."""
+        user = user_error(exc) if exc is not None else None
+        if user is not None:
+            self.error = user
+        return user is not None
+
+    def line(self) -> str | None:
+        """The failed first build's line (``error: <file>: <what is wrong>``), if a user error failed it."""
+        user = self.error or self.quiet.seen
+        return None if user is None else describe(user)
 
 
 def install(server) -> None:
@@ -68,7 +115,7 @@ def install(server) -> None:
 
     def guarded(*args, **kwargs):
         quiet = _DropUserErrorRecords()
-        handlers = [*logging.getLogger().handlers, *logging.getLogger("mkdocs").handlers]
+        handlers = _handlers()
         for handler in handlers:
             handler.addFilter(quiet)
         try:
