@@ -256,12 +256,13 @@ H100_V4 = ROOT / "data/reports/decode-h100-80gb-hbm3/v4"
 H200_V1 = ROOT / "data/reports/decode-h200/v1"
 
 
-def _graph_sites(folder: Path) -> tuple[dict[tuple[str, str], float], int]:
-    """(operator, tensor shapes text) -> summed kernel µs of the CUDA-graph trace's decode steps, and
-    the number of steps. A replayed kernel carries no operator: each step's kernels (in time order)
-    are lined up by name with the eager trace's first step (same step code, run eagerly), whose
-    kernels are walked correlation -> runtime call -> External id -> cpu_op; a replayed kernel with
-    no counterpart there (the graph's own memcpy) is keyed by its name."""
+def _graph_sites(folder: Path) -> tuple[dict[tuple[str, str], float], dict[tuple[str, str], set], int]:
+    """(operator, tensor shapes text) -> summed kernel µs of the CUDA-graph trace's decode steps, the
+    kernel names of each, and the number of steps. A replayed kernel carries no operator: each
+    step's kernels (in time order) are lined up by name with the eager trace's first step (same
+    step code, run eagerly), whose kernels are walked correlation -> runtime call -> External id
+    -> cpu_op; a replayed kernel with no counterpart there (the graph's own memcpy) is keyed by
+    its name."""
 
     def steps_of(events):
         runtime = {e["args"]["correlation"]: e for e in events if e.get("cat") in ("cuda_runtime", "cuda_driver")}
@@ -286,6 +287,7 @@ def _graph_sites(folder: Path) -> tuple[dict[tuple[str, str], float], int]:
         reference.append((k["name"], (op["name"], _tensor_text(op["args"].get("Input Dims", [])))))
     graph = steps_of(load("trace_fused.json.xz"))
     out: dict[tuple[str, str], float] = {}
+    names: dict[tuple[str, str], set] = {}
     for step in graph:
         j = 0
         for k, _ in step:
@@ -295,8 +297,9 @@ def _graph_sites(folder: Path) -> tuple[dict[tuple[str, str], float], int]:
             else:
                 key = ("", k["name"])
             out[key] = out.get(key, 0.0) + k["dur"]
+            names.setdefault(key, set()).add(k["name"])
         assert j == len(reference)  # every eager kernel found in the replay, in order
-    return out, len(graph)
+    return out, names, len(graph)
 
 
 def test_h100_h200_predictions_and_measured_ratios(cache_dir):
@@ -313,8 +316,8 @@ def test_h100_h200_predictions_and_measured_ratios(cache_dir):
     assert len(memory) >= 4
     for row in memory:  # B/A time: the inverse of the bandwidth gain
         assert row["predicted"] == pytest.approx(1 / bw), row["key"]
-    a, steps_a = _graph_sites(H100_V4)
-    b, steps_b = _graph_sites(H200_V1)
+    a, names_a, steps_a = _graph_sites(H100_V4)
+    b, names_b, steps_b = _graph_sites(H200_V1)
     assert steps_a == steps_b == 15
     gate_up = rows["op|aten::mm|[1, 1280], [1280, 5120]"]
     want = (b[("aten::mm", "[1, 1280], [1280, 5120]")] / steps_b) / (
@@ -324,3 +327,11 @@ def test_h100_h200_predictions_and_measured_ratios(cache_dir):
     assert 1 / bw < want < 1  # faster on the H200, by less than the bandwidth ratio
     assert doc["totals"]["time_a"] == pytest.approx(sum(a.values()) * 1e3 / steps_a)
     assert doc["totals"]["time_b"] == pytest.approx(sum(b.values()) * 1e3 / steps_b)
+    # the O projection: cuBLAS picks another GEMM kernel on the H200; still one row
+    o_proj = ("aten::mm", "[1, 1280], [1280, 1280]")
+    assert names_a[o_proj] != names_b[o_proj]
+    row = rows["op|aten::mm|" + o_proj[1]]
+    assert row["status"] == "both" and row["what_changed"] == "other kernels"
+    assert {k["name"] for k in row["a"]["kernels"]} == names_a[o_proj]
+    assert {k["name"] for k in row["b"]["kernels"]} == names_b[o_proj]
+    assert row["ratio"] == pytest.approx((b[o_proj] / steps_b) / (a[o_proj] / steps_a), rel=1e-9)
