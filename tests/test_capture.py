@@ -339,6 +339,9 @@ def test_data_folder_within_budget():
     # (xz -6; -9 gave nothing), and the transformers Llama trace 0.55 MB.
     # 60 MB: the H100 peaks v2 (DRAM streams) and microbenchmarks v2 (MLA, read-flushed GEMMs; issue 27)
     # add 0.6 MB of plain JSON.
+    # 64 MB: the H200 decode v1 (issue 28 #3b: the H100 vs H200 comparison) adds 4.9 MB, its fused
+    # variant only (the graph trace 0.57 MB, the eager trace with Python stacks 4.3 MB); the written
+    # variant's traces were captured and not shipped.
     # The budget is the shipped sample's (data/sample.txt lists its reports; issue 29 #5): a report a
     # user adds to data/reports is not counted. Every report folder listed exists.
     listed = [
@@ -348,4 +351,4 @@ def test_data_folder_within_budget():
     assert listed and all((DATA / entry).is_dir() for entry in listed), listed
     folders = [DATA / "hardware", DATA / "models", DATA / "rules", DATA / "parts", *(DATA / entry for entry in listed)]
     total = sum(p.stat().st_size for folder in folders for p in folder.rglob("*") if p.is_file())
-    assert total <= 60 * 1000 * 1000, f"the shipped sample is {total / 1e6:.1f} MB; the budget is 60 MB"
+    assert total <= 64 * 1000 * 1000, f"the shipped sample is {total / 1e6:.1f} MB; the budget is 64 MB"

@@ -249,3 +249,89 @@ def test_comparison_pages_are_built_linked_and_listed(built_site, prefix):
         assert f"comparisons/{spec['id']}/" in index
         rows = len(_compare(str(built_site.cache), spec["a"], spec["b"]).as_json()["rows"])
         assert re.search(rf"(Of the|在) {rows:,} ", page), spec["id"]
+
+
+# -- the H100 vs H200 decode comparison (real captures on two GPUs) -------------------------------------
+H100_V4 = ROOT / "data/reports/decode-h100-80gb-hbm3/v4"
+H200_V1 = ROOT / "data/reports/decode-h200/v1"
+
+
+def _graph_sites(folder: Path) -> tuple[dict[tuple[str, str], float], dict[tuple[str, str], set], int]:
+    """(operator, tensor shapes text) -> summed kernel µs of the CUDA-graph trace's decode steps, the
+    kernel names of each, and the number of steps. A replayed kernel carries no operator: each
+    step's kernels (in time order) are lined up by name with the eager trace's first step (same
+    step code, run eagerly), whose kernels are walked correlation -> runtime call -> External id
+    -> cpu_op; a replayed kernel with no counterpart there (the graph's own memcpy) is keyed by
+    its name."""
+
+    def steps_of(events):
+        runtime = {e["args"]["correlation"]: e for e in events if e.get("cat") in ("cuda_runtime", "cuda_driver")}
+        windows = sorted((e["ts"], e["ts"] + e["dur"], e["pid"]) for e in events
+                         if e.get("cat") == "user_annotation" and e["name"] == "decode_step")  # fmt: skip
+        steps: list[list] = [[] for _ in windows]
+        for k in (e for e in events if e.get("cat") == "kernel"):
+            call = runtime.get(k["args"].get("correlation"))
+            for i, (t0, t1, pid) in enumerate(windows):
+                if call is not None and t0 <= call["ts"] <= t1 and pid == call["pid"]:
+                    steps[i].append((k["ts"], k, call))
+        return [[(k, call) for _, k, call in sorted(s, key=lambda x: x[0])] for s in steps]
+
+    def load(name):
+        return msgspec.json.decode(lzma.decompress((folder / name).read_bytes()))["traceEvents"]
+
+    eager = load("trace_fused_eager.json.xz")
+    ops = {e["args"]["External id"]: e for e in eager if e.get("cat") == "cpu_op"}
+    reference = []
+    for k, call in steps_of(eager)[0]:
+        op = ops[call["args"].get("External id", k["args"].get("External id"))]
+        reference.append((k["name"], (op["name"], _tensor_text(op["args"].get("Input Dims", [])))))
+    graph = steps_of(load("trace_fused.json.xz"))
+    out: dict[tuple[str, str], float] = {}
+    names: dict[tuple[str, str], set] = {}
+    for step in graph:
+        j = 0
+        for k, _ in step:
+            if j < len(reference) and reference[j][0] == k["name"]:
+                key = reference[j][1]
+                j += 1
+            else:
+                key = ("", k["name"])
+            out[key] = out.get(key, 0.0) + k["dur"]
+            names.setdefault(key, set()).add(k["name"])
+        assert j == len(reference)  # every eager kernel found in the replay, in order
+    return out, names, len(graph)
+
+
+def test_h100_h200_predictions_and_measured_ratios(cache_dir):
+    """decode-h100 v4 (A, Nsight Compute classes) against decode-h200 v1 (B, trace only): every
+    memory-bound row is predicted at the bandwidth ratio read by hand from the two hardware files;
+    the per-step kernel total and the gate/up projection's measured ratio are plain sums of the
+    raw traces."""
+    doc = _compare(cache_dir, "decode-h100-80gb-hbm3@v4:fused", "decode-h200@v1:fused").as_json()
+    assert not doc["same_gpu"] and doc["basis"] == "call_site"
+    bw = _spec("h200-sxm")["memory_bandwidth_gb_s"]["value"] / _spec("h100-sxm")["memory_bandwidth_gb_s"]["value"]
+    assert bw == pytest.approx(4800 / 3350)
+    rows = {r["key"]: r for r in doc["rows"]}
+    memory = [r for r in doc["rows"] if r["class"] == "memory"]
+    assert len(memory) >= 4
+    for row in memory:  # B/A time: the inverse of the bandwidth gain
+        assert row["predicted"] == pytest.approx(1 / bw), row["key"]
+    a, names_a, steps_a = _graph_sites(H100_V4)
+    b, names_b, steps_b = _graph_sites(H200_V1)
+    assert steps_a == steps_b == 15
+    gate_up = rows["op|aten::mm|[1, 1280], [1280, 5120]"]
+    want = (b[("aten::mm", "[1, 1280], [1280, 5120]")] / steps_b) / (
+        a[("aten::mm", "[1, 1280], [1280, 5120]")] / steps_a
+    )
+    assert gate_up["class"] == "memory" and gate_up["ratio"] == pytest.approx(want, rel=1e-9)
+    assert 1 / bw < want < 1  # faster on the H200, by less than the bandwidth ratio
+    assert doc["totals"]["time_a"] == pytest.approx(sum(a.values()) * 1e3 / steps_a)
+    assert doc["totals"]["time_b"] == pytest.approx(sum(b.values()) * 1e3 / steps_b)
+    # the O projection: cuBLAS picks another GEMM kernel on the H200; still one row
+    o_proj = ("aten::mm", "[1, 1280], [1280, 1280]")
+    assert names_a[o_proj] != names_b[o_proj]
+    row = rows["op|aten::mm|" + o_proj[1]]
+    assert row["status"] == "both" and row["what_changed"] == "other kernels"
+    assert {k["name"] for k in row["a"]["kernels"]} == names_a[o_proj]
+    assert {k["name"] for k in row["b"]["kernels"]} == names_b[o_proj]
+    assert row["ratio"] == pytest.approx((b[o_proj] / steps_b) / (a[o_proj] / steps_a), rel=1e-9)

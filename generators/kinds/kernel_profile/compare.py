@@ -53,6 +53,7 @@ class Side:
     steps: float
     parts_recorded: bool
     parts_method: str | None = None  # analysis.parts method of the trace (modules, ranges, rules, eager, none)
+    profiled: int = 0  # Nsight Compute launches of the variant (0: trace data only, every class unknown)
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,7 @@ def side(result, variant: str) -> Side:
         steps=_steps(result, variant),
         parts_recorded=bool(vp is not None and vp.recorded),
         parts_method=vp.trace.method if vp is not None else None,
+        profiled=int(result.facts[f"{variant}.profiled"].value) if f"{variant}.profiled" in result.facts else 0,
     )
 
 
@@ -263,6 +265,7 @@ def as_json(c: Comparison) -> dict:
             "gpu": s.gpu_name,
             "steps": s.steps,
             "parts_recorded": s.parts_recorded,
+            "profiled": s.profiled,
         }
 
     rows = []
@@ -352,7 +355,8 @@ def facts(c: Comparison) -> dict:
     whose kernels differ); per verdict against the prediction ``rows.as_predicted``,
     ``rows.slower``, ``rows.faster`` and ``rows.predicted`` (rows with a prediction);
     ``matched_share.a|b`` (share of each side's kernel time in rows on both sides);
-    ``same_gpu``; ``predicted_one`` (rows with a prediction of exactly 1);
+    ``same_gpu``; ``predicted_one`` (rows with a prediction of exactly 1); ``profiled.a|b``
+    (each side's launches with Nsight Compute metrics: 0, trace data only);
     ``metric.<m>.a|b|ratio`` and ``metric.<m>.changed`` (1 when the changes pages' rule calls
     it changed) for the summary metrics."""
     from generators.quantity import Quantity
@@ -371,6 +375,8 @@ def facts(c: Comparison) -> dict:
         "rows.predicted": Quantity(int(rows["predicted"].notna().sum()), "count"),
         "predicted_one": Quantity(int((rows["predicted"] == 1.0).sum()), "count"),
         "same_gpu": Quantity(1 if c.same_gpu else 0, "count"),
+        "profiled.a": Quantity(c.a.profiled, "count"),
+        "profiled.b": Quantity(c.b.profiled, "count"),
     }
     for verdict, name in (("as predicted", "as_predicted"), ("slower", "slower"), ("faster", "faster")):
         out[f"rows.{name}"] = Quantity(int((rows["against"] == verdict).sum()), "count")

@@ -159,6 +159,16 @@ def summary(c, tr: Translator, options: dict) -> object:
                 f, "same_gpu == 1 and predicted_one == rows.both", covers="quantifier cause", gpu=c.a.gpu_name,
             )
         )  # fmt: skip
+    sentences.append(
+        prose.claimed(
+            tr,
+            N_(
+                "Side B has trace data only: no Nsight Compute metrics were captured on it, so every class and "
+                "prediction comes from side A's metrics."
+            ),
+            f, "profiled.b == 0 and profiled.a > 0", covers="quantifier cause",
+        )
+    )  # fmt: skip
     head = tr.gettext(N_("A is {a} ({gpu_a}); B is {b} ({gpu_b})."), a=_side(c.a), b=_side(c.b), gpu_a=c.a.gpu_name,
                       gpu_b=c.b.gpu_name)  # fmt: skip
     text = _joined([prose.method(head), *sentences])
