@@ -348,7 +348,8 @@ def facts(c: Comparison) -> dict:
     """What the comparison page's sentences and claims use (base units):
 
     ``kernel_time.a|b`` kernel time per step, ``.ratio`` B ÷ A; ``launches.a|b``; ``rows.both``,
-    ``rows.only_a``, ``rows.only_b``, ``rows`` (all); ``rows.other_kernels`` (rows on both sides
+    ``rows.only_a``, ``rows.only_b``, ``rows`` (all); ``rows.kv_length`` (rows on both sides
+    matched across the KV length, ``call_match.kv_pairs``); ``rows.other_kernels`` (rows on both sides
     whose kernels differ); per verdict against the prediction ``rows.as_predicted``,
     ``rows.slower``, ``rows.faster`` and ``rows.predicted`` (rows with a prediction);
     ``matched_share.a|b`` (share of each side's kernel time in rows on both sides);
@@ -367,6 +368,7 @@ def facts(c: Comparison) -> dict:
         "rows.both": Quantity(t["rows_both"], "count"),
         "rows.only_a": Quantity(t["rows_only_a"], "count"),
         "rows.only_b": Quantity(t["rows_only_b"], "count"),
+        "rows.kv_length": Quantity(int((rows["matched_by"] == "kv_length").sum()), "count"),
         "rows.other_kernels": Quantity(int((rows["what_changed"] == "other kernels").sum()), "count"),
         "rows.predicted": Quantity(int(rows["predicted"].notna().sum()), "count"),
         "predicted_one": Quantity(int((rows["predicted"] == 1.0).sum()), "count"),

@@ -43,8 +43,8 @@ JUDGED = {
 WHAT_CHANGED = {
     "same kernels": N_("same kernels"),
     "other kernels": N_("other kernels"),
-    "removed": N_("only on A (removed)"),
-    "added": N_("only on B (added)"),
+    "removed": N_("only on A (no call of this operator with these shapes on B)"),
+    "added": N_("only on B (no call of this operator with these shapes on A)"),
     "fused": N_("only on A (its operator fused into a generated kernel on B)"),
     "fused kernel": N_("only on B (a generated fused kernel)"),
 }
@@ -147,6 +147,16 @@ def summary(c, tr: Translator, options: dict) -> object:
             "rows == rows.both + rows.only_a + rows.only_b", covers="quantifier",
             n=tr.integer(int(f["rows"].value)), **values,
         ),
+        prose.claimed(
+            tr,
+            N_(
+                "{kv} of the call sites on both sides are matched across the KV length: the same operator with "
+                "shapes that differ only in the KV length (`*` on one side, a fixed size on the other; a side may "
+                "pass a further operand such as a mask), marked so in the table."
+            ),
+            f, "rows.kv_length > 0 and rows.kv_length <= rows.both", covers="quantifier",
+            kv=tr.integer(int(f["rows.kv_length"].value)),
+        ),
     ]  # fmt: skip
     if c.same_gpu:
         sentences.append(
@@ -181,6 +191,8 @@ def sites(c, tr: Translator, options: dict) -> object:
             verdict = tr.gettext(VERDICTS[r["against"]]) if isinstance(r["against"], str) else None
             if r["what_changed"] == "other kernels":
                 verdict = tr.spaced(verdict or "", tr.gettext(N_("(other kernels)")))
+            if r["matched_by"] == "kv_length":
+                verdict = tr.spaced(verdict or "", tr.gettext(N_("(matched across the KV length)")))
         else:
             verdict = tr.gettext(WHAT_CHANGED[r["what_changed"]])
         part = r["part_a"] if isinstance(r["part_a"], str) else r["part_b"] if isinstance(r["part_b"], str) else None
