@@ -60,6 +60,11 @@ BASES = {
     "name": N_("kernel name"),
 }
 NAME_CHARS = 60
+#: a side's per-kernel attribution method where the report page's wording (parts.METHOD_TEXT,
+#: which speaks of the whole trace) does not fit the range's kernels
+SIDE_METHOD_TEXT = {
+    "rules": N_("operator-name rules only (no module, Python stack or part range is open at its kernels' launches)"),
+}
 
 
 def _side(s: kp_compare.Side) -> str:
@@ -287,10 +292,24 @@ def parts(c, tr: Translator, options: dict) -> object:
 
     if not len(c.parts):
         return fragment(prose.method(tr.gettext(N_("A side records no model parts."))) + "\n")
+
+    def described(side) -> str:
+        texts = [tr.gettext(SIDE_METHOD_TEXT.get(m) or METHOD_TEXT[m]) for m in side.parts_methods if m in METHOD_TEXT]
+        if not texts:
+            return tr.gettext(METHOD_TEXT["none"])
+        out = texts[0]
+        for more in texts[1:]:
+            out = tr.gettext(N_("{first}, and for other kernels {second}"), first=out, second=more)
+        return out
+
     methods = tr.gettext(
-        N_("Parts on A come from {a}; on B from {b}. A kernel without a part is counted as unattributed."),
-        a=tr.gettext(METHOD_TEXT.get(c.a.parts_method or "none", METHOD_TEXT["none"])),
-        b=tr.gettext(METHOD_TEXT.get(c.b.parts_method or "none", METHOD_TEXT["none"])),
+        N_(
+            "Parts on A come from {a}; on B from {b}. A kernel without a part is counted as unattributed. B ÷ A is "
+            "shown only for a part whose kernels both sides attribute by one and the same method (“—” otherwise: the "
+            "two times count different work)."
+        ),
+        a=described(c.a),
+        b=described(c.b),
     )
     t = TableBuilder("compare-parts", tr)
     t.col("part", N_("Part")).col("time_a", N_("Time per step, A"), "us").col("time_b", N_("Time per step, B"), "us")
