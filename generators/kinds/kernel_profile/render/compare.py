@@ -284,7 +284,19 @@ def least(c, tr: Translator, options: dict) -> object:
                 kernel=L.code(_kernel(r["kernels_b"][0]["name"])),
             )
         )  # fmt: skip
-    return fragment("".join(f"- {i}\n" for i in items))
+    intro = prose.claimed(
+        tr,
+        N_(
+            "The {n} of the {m} call sites on both sides with a prediction that have the highest measured ÷ "
+            "predicted ratio, highest first, with side A's class and side B's kernel:"
+        ),
+        _facts(c),
+        f"rows.predicted == {len(rows)}",
+        covers="quantifier",
+        n=tr.integer(len(top)),
+        m=tr.integer(len(rows)),
+    )
+    return fragment(intro + "\n\n" + "".join(f"- {i}\n" for i in items))
 
 
 def parts(c, tr: Translator, options: dict) -> object:
@@ -328,8 +340,8 @@ def method(c, tr: Translator, options: dict) -> object:
         tr.gettext(
             N_(
                 "Kernels are matched by {basis}: each kernel of the range is walked from its `correlation` id to the "
-                "runtime call that launched it, by that call's `External id` to the innermost operator, with its "
-                "input shapes; a size that runs through consecutive values step by step (a growing KV length) is "
+                "runtime call that launched it, by that call's `External id` to the innermost operator (a call "
+                "without one: the innermost operator on its thread whose span holds it), with its input shapes; a size that runs through consecutive values step by step (a growing KV length) is "
                 "written `*`; a GEMM's `out=` buffer is not an input; a kernel without an operator is matched by its "
                 "name. One "
                 "call site's kernels are summed, so a call that another kernel computes on the other side stays one "

@@ -65,7 +65,8 @@ FORMULAS = [
     ),
     N_(
         "Operator of a kernel: the kernel's `External id` names the innermost ATen operator call that launched "
-        "it (the profiler copies it from the launching runtime call); that call's `Input Dims` and `Input type` "
+        "it (the profiler copies it from the launching runtime call; a launch call without one takes the innermost "
+        "operator on its thread whose span holds it); that call's `Input Dims` and `Input type` "
         "come from `record_shapes`. A call site is a kernel with one operator, grid and block. A CUDA-graph "
         "replay records no operator calls: its call sites are a kernel with one grid and block, without "
         "shapes or useful FLOPs."
