@@ -341,7 +341,8 @@ def method(c, tr: Translator, options: dict) -> object:
             N_(
                 "Kernels are matched by {basis}: each kernel of the range is walked from its `correlation` id to the "
                 "runtime call that launched it, by that call's `External id` to the innermost operator (a call "
-                "without one: the innermost operator on its thread whose span holds it), with its input shapes; a size that runs through consecutive values step by step (a growing KV length) is "
+                "without one: the innermost operator on its thread whose span holds it), with its input shapes; "
+                "a size that runs through consecutive values step by step (a growing KV length) is "
                 "written `*`; a GEMM's `out=` buffer is not an input; a kernel without an operator is matched by its "
                 "name. One "
                 "call site's kernels are summed, so a call that another kernel computes on the other side stays one "
