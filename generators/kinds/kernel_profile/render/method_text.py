@@ -35,8 +35,8 @@ FORMULAS = [
     N_(
         "Launch calls: the host API calls that launched the range's kernels, one per correlation id (every "
         "kernel of a CUDA-graph replay shares its `cudaGraphLaunch`'s), by API name from the trace's runtime "
-        "and driver events. Wall time per step (profiled): from the range's start to the end of its last "
-        "kernel, ÷ the traced steps. A CUDA-graph capture also times its eager decode the same way "
+        "and driver events. Wall time per step (profiled): from the range's start to the later of its end and "
+        "its last kernel's end, ÷ the traced steps. A CUDA-graph capture also times its eager decode the same way "
         "(in `timing.json` under the variant's name with the suffix `_eager`; each fresh process on its own)."
     ),
     N_(
