@@ -48,6 +48,11 @@ WHAT_CHANGED = {
     "fused": N_("only on A (its operator fused into a generated kernel on B)"),
     "fused kernel": N_("only on B (a generated fused kernel)"),
 }
+#: a row matched by kernel name (no operator) on one side only
+BY_NAME_ONLY = {
+    "removed": N_("only on A (no kernel of this name on B)"),
+    "added": N_("only on B (no kernel of this name on A)"),
+}
 VERDICTS = {
     "as predicted": N_("as predicted"),
     "slower": N_("slower than predicted"),
@@ -155,12 +160,12 @@ def summary(c, tr: Translator, options: dict) -> object:
         prose.claimed(
             tr,
             N_(
-                "{kv} of the call sites on both sides are matched across the KV length: the same operator with "
-                "shapes that differ only in the KV length (`*` on one side, a fixed size on the other; a side may "
-                "pass a further operand such as a mask), marked so in the table."
+                "Matched across the KV length (the same operator with shapes that differ only in the KV length: "
+                "`*` on one side, a fixed size on the other; a side may pass a further operand such as a mask): "
+                "{kv} of the {both} call sites on both sides, marked so in the table."
             ),
             f, "rows.kv_length > 0 and rows.kv_length <= rows.both", covers="quantifier",
-            kv=tr.integer(int(f["rows.kv_length"].value)),
+            kv=tr.integer(int(f["rows.kv_length"].value)), both=values["both"],
         ),
     ]  # fmt: skip
     if c.same_gpu:
@@ -198,6 +203,8 @@ def sites(c, tr: Translator, options: dict) -> object:
                 verdict = tr.spaced(verdict or "", tr.gettext(N_("(other kernels)")))
             if r["matched_by"] == "kv_length":
                 verdict = tr.spaced(verdict or "", tr.gettext(N_("(matched across the KV length)")))
+        elif r["matched_by"] == "name" and r["what_changed"] in ("removed", "added"):
+            verdict = tr.gettext(BY_NAME_ONLY[r["what_changed"]])
         else:
             verdict = tr.gettext(WHAT_CHANGED[r["what_changed"]])
         part = r["part_a"] if isinstance(r["part_a"], str) else r["part_b"] if isinstance(r["part_b"], str) else None
