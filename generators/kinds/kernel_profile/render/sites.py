@@ -24,8 +24,8 @@ NO_SHAPES = N_(
 
 SITES_TOP = N_(
     "The top {n} kernels of the variant “{variant}” split by call site: the operator that launched each kernel "
-    "and its input shapes, from the trace (the kernel's `External id` to its operator call; a launch call without "
-    "one: the innermost operator on its thread whose span holds it)."
+    "and its input shapes, from the trace (the kernel's `External id` to its operator call, or for a launch call "
+    "without one the innermost operator on its thread whose span holds it)."
 )
 SITES_GRIDS = N_("One kernel runs several projections with different grids.")
 SITES_RANGE = N_("A number shown as a range varies between calls (the KV length grows by one each step).")
