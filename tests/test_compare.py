@@ -65,7 +65,8 @@ def _sites(path: Path) -> dict[tuple[str, str], float]:
     call inside it), by the walk kernel -> correlation -> runtime call -> External id -> cpu_op."""
     events = msgspec.json.decode(lzma.decompress(path.read_bytes()))["traceEvents"]  # plain dicts, faster than json
     runtime = {e["args"]["correlation"]: e for e in events if e.get("cat") in ("cuda_runtime", "cuda_driver")}
-    ops = {e["args"]["External id"]: e for e in events if e.get("cat") == "cpu_op"}
+    cpu = [e for e in events if e.get("cat") == "cpu_op"]
+    ops = {e["args"]["External id"]: e for e in cpu}
     windows = [(e["ts"], e["ts"] + e["dur"], e["pid"]) for e in events
                if e.get("cat") == "user_annotation" and e["name"] == "decode"]  # fmt: skip
     out: dict[tuple[str, str], float] = {}
@@ -76,6 +77,10 @@ def _sites(path: Path) -> dict[tuple[str, str], float]:
         # the launching call's External id; Kineto copies it onto the kernel too, and a few
         # runtime events of a trace lack it (decode v1's fused trace: 1 of 21,566)
         op = ops.get(call["args"].get("External id", k["args"].get("External id")))
+        if op is None:  # no External id anywhere: the innermost cpu_op on the thread holding the call
+            holds = [o for o in cpu if o["pid"] == call["pid"] and o["tid"] == call["tid"]
+                     and o["ts"] <= call["ts"] <= o["ts"] + o["dur"]]  # fmt: skip
+            op = max(holds, key=lambda o: (o["ts"], -o["dur"])) if holds else None
         key = ("", k["name"]) if op is None else (op["name"], _tensor_text(op["args"].get("Input Dims", [])))
         out[key] = out.get(key, 0.0) + k["dur"]
     return out
@@ -153,6 +158,47 @@ def test_compiled_gemms_match_their_eager_call_sites(cache_dir):
         assert row["b"]["time_per_step_ns"] == pytest.approx(gemm(compiled, shapes))
         assert any(s.startswith(shapes + ", [") for op, s in compiled if op == "aten::mm")  # the out= buffer
     assert doc["totals"]["time_b"] == pytest.approx(sum(compiled.values()) * 1e3 / steps)
+    # every launch has an operator (two eager launch calls carry no External id): no kernel-name row
+    assert all(r["matched_by"] == "call_site" for r in doc["rows"])
+
+    def key(op: str, s: str) -> tuple[str, str]:  # a GEMM's operands: its first two tensors
+        return (op, ", ".join(re.findall(r"\[[^\]]*\]", s)[:2])) if op == "aten::mm" else (op, s)
+
+    e, c = {key(*k) for k in eager}, {key(*k) for k in compiled}
+    t = doc["totals"]
+    assert (t["rows"], t["rows_both"], t["rows_only_a"], t["rows_only_b"]) == (len(e | c), len(e & c), len(e - c),
+                                                                                len(c - e))  # fmt: skip
+    # every eager-only operator call names an operator of a generated kernel of the compiled step
+    kernels = msgspec.json.decode(lzma.decompress((COMPILE / "trace_compiled.json.xz").read_bytes()))["traceEvents"]
+    kernels = {e["name"] for e in kernels if e.get("cat") == "kernel"}
+    fused = {m.group(1) for name in kernels if (m := re.match(r"^triton_[a-z]+_fused_(.+?)(?:_\d+)*$", name))}
+    aliases = {"cat": "stack", "index_select": "embedding", "fill": "full|scalar_tensor"}
+    for r in doc["rows"]:
+        if r["status"] == "only_a":
+            base = r["op"].split("::")[-1].strip("_")
+            pattern = re.compile(rf"(^|_)({base}|{aliases.get(base, base)})(_|$)")
+            assert r["what_changed"] == ("fused" if any(pattern.search(f) for f in fused) else "removed"), r["key"]
+        if r["status"] == "only_b":
+            assert r["class"] is None  # no call site on A: no class on A
+
+
+def test_kv_length_pairs(cache_dir):
+    """decode v1 (KV length growing, ``*``) against v4 (a static 192-slot cache and a mask): the
+    cuDNN attention call is one row, matched across the KV length; its A time is the plain sum."""
+    doc = _compare(cache_dir, f"{REPORT}@v1:fused", f"{REPORT}@v4:fused").as_json()
+    steps = json.loads((V1 / "meta.json").read_text())["workload"]["traced_decode_steps"]
+    rows = [r for r in doc["rows"] if r["op"] == "aten::_cudnn_attention_forward"]
+    assert len(rows) == 1 and rows[0]["status"] == "both" and rows[0]["matched_by"] == "kv_length"
+    want = sum(us for (op, _), us in _sites(V1 / "trace_fused.json.xz").items() if op == rows[0]["op"]) * 1e3 / steps
+    assert rows[0]["a"]["time_per_step_ns"] == pytest.approx(want)
+    assert all(r["class"] is None for r in doc["rows"] if r["status"] == "only_b")
+
+
+def test_kv_compatible():
+    assert call_match.kv_compatible("[1, 20, 1, 64], [1, 20, *, 64]", "[1, 20, 1, 64], [1, 20, 192, 64], [1, 192]")
+    assert not call_match.kv_compatible("[1, 20, 1, 64], [1, 20, *, 64]", "[1, 20, 1, 64], [1, 20, *, 64]")
+    assert not call_match.kv_compatible("[1, 20, 1, 64], [1, 20, *, 64]", "[1, 20, 1, 32], [1, 20, 192, 64]")
+    assert not call_match.kv_compatible("[1, 20, *, 64]", "[1, 20, 192]")
 
 
 def test_a_call_site_with_another_kernel_is_one_row(cache_dir):

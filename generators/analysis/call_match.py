@@ -7,7 +7,8 @@ tables; no I/O.
 **Keys.** Per kernel (the ``analysis.parts`` table of a trace's range: ``name``, ``dur_ns``,
 ``op``, ``op_dims``, ``part``, grid and block; ``op`` and ``op_dims`` come from the kernel's
 correlation id -> its launching runtime call -> that call's External id -> the innermost
-operator, with its Input Dims; a CUDA-graph replay's kernels from the eager trace of the same
+operator, with its Input Dims (a call without one: the innermost operator on its thread that
+holds it, ``analysis.op_shapes.kernel_ops``); a CUDA-graph replay's kernels from the eager trace of the same
 code) its key under the comparison's *basis* (:func:`basis`):
 
 * ``call_site``: the operator and its input shapes (``op|<operator>|<shapes>``), so that the
@@ -35,10 +36,17 @@ memory-bound - bandwidth A ÷ bandwidth B; compute-bound - the dtype's peak A ÷
 latency-bound - 1; balanced - the larger of the two (the resource that improves least);
 unknown class - no prediction. On one GPU every prediction is 1, whatever the class.
 
+**KV length** (:func:`kv_pairs`): a call site on one side only and one on the other side only
+of the same operator whose shapes differ only in the KV length (``*`` on one side, a fixed
+padded size on the other; a further operand such as a mask allowed) are one row, matched by
+``kv_length``.
+
 **What changed** (:func:`what_changed`): ``same kernels``, ``other kernels`` (the row's kernel
-names differ), ``removed`` / ``added`` (one side only), and ``fused`` for a removed operator
-call whose operator name appears in an added kernel named ``triton_*_fused_*`` (Inductor names
-its generated kernels after the operators they fuse), ``fused kernel`` for such an added kernel.
+names differ), ``removed`` / ``added`` (one side only: no call of that operator with those
+shapes on the other side), and ``fused`` for an A-only operator call whose operator name
+(or an alias, :data:`FUSED_ALIASES`) stands between underscores in a B kernel named
+``triton_*_fused_*`` (Inductor names its generated kernels after the operators they fuse),
+``fused kernel`` for such a B-only kernel.
 """
 
 from __future__ import annotations
@@ -52,6 +60,8 @@ import pandas as pd
 #: the share of a side's kernel time that must have an operator (a part) for that basis
 COVERED = 0.5
 BASES = ("call_site", "part", "name")
+#: how a row was matched: a basis, or ``kv_length`` (:func:`kv_pairs`)
+MATCHED_BY = (*BASES, "kv_length")
 STATUSES = ("both", "only_a", "only_b")
 CHANGES = ("same kernels", "other kernels", "removed", "added", "fused", "fused kernel")
 GRID = ["grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"]
@@ -246,36 +256,109 @@ def side_rows(
                                        "time_ns"])  # fmt: skip
 
 
-def _fused_ops(name: str) -> set[str] | None:
+#: names Inductor gives an operator's work in a generated kernel's name, besides the operator's
+#: own (``torch.stack`` runs as ``aten::cat`` in eager mode; ``F.embedding`` as
+#: ``aten::index_select``; a 0-d ``fill_`` of a mask becomes ``full`` / ``scalar_tensor``)
+FUSED_ALIASES = {
+    "cat": ("cat", "stack"),
+    "index_select": ("index_select", "embedding"),
+    "fill": ("fill", "full", "scalar_tensor"),
+}
+
+
+def _fused_ops(name: str) -> str | None:
+    """The operator part of a generated kernel's name, between underscores
+    (``_unsafe_view_index_copy_permute_``), or None for another kernel."""
     m = _FUSED.match(name)
-    return set(m.group(1).split("_")) if m else None
+    return f"_{m.group(1)}_" if m else None
+
+
+def is_fused(op: str | None, fused: set[str]) -> bool:
+    """Whether operator ``op``'s name (or a :data:`FUSED_ALIASES` name of it) stands between
+    underscores in the operator part of a generated kernel's name (``fused``: those parts)."""
+    base = op.split("::")[-1].strip("_") if isinstance(op, str) else ""
+    return bool(base) and any(f"_{n}_" in text for n in FUSED_ALIASES.get(base, (base,)) for text in fused)
 
 
 def what_changed(status: str, kernels_a: list | None, kernels_b: list | None, op: str | None, fused: set[str]) -> str:
-    """One row's :data:`CHANGES` entry (``fused``: operator names fused into added Triton kernels)."""
+    """One row's :data:`CHANGES` entry (``fused``: the operator parts of the names of side B's
+    generated kernels, :func:`_fused_ops`)."""
     if status == "both":
         same = {k["name"] for k in kernels_a} == {k["name"] for k in kernels_b}
         return "same kernels" if same else "other kernels"
     if status == "only_a":
-        base = op.split("::")[-1].rstrip("_") if isinstance(op, str) else None
-        return "fused" if base and base in fused else "removed"
+        return "fused" if is_fused(op, fused) else "removed"
     names = [k["name"] for k in kernels_b or []]
     return "fused kernel" if names and all(_fused_ops(n) for n in names) else "added"
 
 
+def _tensor_texts(shapes: str | None) -> list[list[str]]:
+    return [[x.strip() for x in t.split(",") if x.strip()] for t in re.findall(r"\[([^\]]*)\]", shapes or "")]
+
+
+def kv_compatible(shapes_a: str | None, shapes_b: str | None) -> bool:
+    """Whether two call sites of one operator differ only in the KV length: each tensor the two
+    both pass has the same sizes except where one side shows ``*`` (a per-step KV length) and
+    the other a fixed size (a padded cache), at least one such place; a side may pass further
+    operands (an attention mask)."""
+    ta, tb = _tensor_texts(shapes_a), _tensor_texts(shapes_b)
+    if not ta or not tb:
+        return False
+    star = False
+    for x, y in zip(ta, tb):
+        if len(x) != len(y):
+            return False
+        for u, v in zip(x, y):
+            if u != v:
+                if "*" not in (u, v):
+                    return False
+                star = True
+    return star
+
+
+def kv_pairs(a: pd.DataFrame, b: pd.DataFrame) -> dict[str, str]:
+    """Side B's key -> side A's key for call sites on one side only that are one call site with
+    another KV length (:func:`kv_compatible`): same operator, and each of the two compatible
+    with no other row on the other side only."""
+    only_a = a[a["matched_by"].eq("call_site") & ~a["key"].isin(set(b["key"]))]
+    only_b = b[b["matched_by"].eq("call_site") & ~b["key"].isin(set(a["key"]))]
+    fits = [
+        (ra.key, rb.key)
+        for ra in only_a.itertuples()
+        for rb in only_b.itertuples()
+        if ra.op == rb.op and kv_compatible(ra.shapes, rb.shapes)
+    ]
+    count_a: dict[str, int] = {}
+    count_b: dict[str, int] = {}
+    for ka, kb in fits:
+        count_a[ka] = count_a.get(ka, 0) + 1
+        count_b[kb] = count_b.get(kb, 0) + 1
+    return {kb: ka for ka, kb in fits if count_a[ka] == 1 and count_b[kb] == 1}
+
+
 def join(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     """The two sides' rows (:func:`side_rows`) outer-joined by key: :data:`ROW_COLUMNS`,
-    ordered by the larger of the two times (then key). ``cls`` is side A's (side B's for a
-    row only on B)."""
+    ordered by the larger of the two times (then key). ``cls`` is side A's (None for a row
+    only on B). Call sites that differ only in the KV length (:func:`kv_pairs`) are one row,
+    matched by ``kv_length``, its shapes ``A's → B's``."""
+    pairs = kv_pairs(a, b)
+    if pairs:
+        b = b.copy()
+        shapes_b = dict(zip(b["key"], b["shapes"]))
+        b["key"] = b["key"].map(lambda k: pairs.get(k, k))
+        a = a.copy()
+        for kb, ka in pairs.items():
+            at = a.index[a["key"] == ka][0]
+            a.at[at, "shapes"] = f"{a.at[at, 'shapes']} → {shapes_b[kb]}"
+            a.at[at, "matched_by"] = "kv_length"
     merged = a.merge(b, on="key", how="outer", suffixes=("_a", "_b"), indicator=True)
-    fused: set[str] = set()
-    for ks in b["kernels"]:
-        for k in ks:
-            fused |= _fused_ops(k["name"]) or set()
+    fused = {t for ks in b["kernels"] for k in ks if (t := _fused_ops(k["name"]))}
     rows = []
     for d in merged.to_dict("records"):
         status = {"both": "both", "left_only": "only_a", "right_only": "only_b"}[d["_merge"]]
         side = "_a" if status != "only_b" else "_b"
+        if status == "only_b":
+            d["cls_b"] = None  # no call site on A: no class on A
         ka = d["kernels_a"] if isinstance(d["kernels_a"], list) else None
         kb = d["kernels_b"] if isinstance(d["kernels_b"], list) else None
         ta = float(d["time_ns_a"]) if ka is not None else None

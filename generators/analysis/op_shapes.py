@@ -163,28 +163,83 @@ def dims_text(dims) -> str:
     return str(dims)
 
 
-def kernel_ops(kernels: pd.DataFrame, ops: pd.DataFrame, kernel_ext: pd.DataFrame) -> pd.DataFrame:
+GRAPH_LAUNCHES = ("cudaGraphLaunch", "hipGraphLaunch", "cuGraphLaunch")
+
+
+def enclosing_ops(kernels: pd.DataFrame, ops: pd.DataFrame, rows: np.ndarray) -> dict[int, int]:
+    """For the kernels at positions ``rows`` of ``kernels``: position in ``ops`` of the
+    innermost operator call on the launching call's process and thread whose span holds the
+    launch call's start (the latest-starting one among those that hold it, as the profiler
+    nests them); kernels with no such operator are left out."""
+    out: dict[int, int] = {}
+    if not len(rows) or not len(ops) or "launch_start_ns" not in kernels:
+        return out
+    sub = kernels.iloc[rows]
+    have = (sub["launch_start_ns"].notna() & sub["launch_tid"].notna() & sub["launch_pid"].notna()).to_numpy()
+    rows, sub = rows[have], sub[have]
+    if not len(rows):
+        return out
+    o_pid, o_tid = ops["pid"].to_numpy(), ops["tid"].to_numpy()
+    o_start, o_end = ops["start_ns"].to_numpy(np.int64), ops["end_ns"].to_numpy(np.int64)
+    for (pid, tid), g in sub.groupby(["launch_pid", "launch_tid"], sort=False):
+        on = np.flatnonzero((o_pid == pid) & (o_tid == tid))
+        if not len(on):
+            continue
+        on = on[np.lexsort((-o_end[on], o_start[on]))]  # by start, outer (longer) first
+        starts, ends = o_start[on], o_end[on]
+        for row, t in zip(rows[sub.index.get_indexer(g.index)], g["launch_start_ns"].to_numpy(np.int64)):
+            i = int(np.searchsorted(starts, t, side="right"))
+            holds = np.flatnonzero(ends[:i] >= t)
+            if len(holds):
+                out[int(row)] = int(on[holds[-1]])
+    return out
+
+
+def kernel_ops(
+    kernels: pd.DataFrame, ops: pd.DataFrame, kernel_ext: pd.DataFrame, launch_calls: pd.DataFrame | None = None
+) -> pd.DataFrame:
     """``kernels`` (timeline KERNELS_SCHEMA rows) with :data:`KERNEL_OP_COLUMNS` added:
     the innermost operator that launched each kernel (``op``, None when unknown), its
     Input Dims as text (``op_dims``), the call's External id (``op_call``) and the useful
     FLOPs given to the kernel (``useful_flop``: the call's, for its first kernel; 0 for the
     others; NaN when the operator has no formula); likewise, for the first kernel of a
     call, the bytes of its weight operand (``weight_bytes``), of its attention keys and
-    values (``kv_bytes``) and the key length (``kv_len``)."""
+    values (``kv_bytes``) and the key length (``kv_len``).
+
+    A kernel whose launching call carries no External id (Kineto leaves it off some driver
+    launches, ``cuLaunchKernelEx``, and a few runtime ones) takes the innermost operator on
+    the launching thread whose span holds the launch call (:func:`enclosing_ops`); not a
+    CUDA-graph replay's kernels (``launch_calls``: their launch is ``cudaGraphLaunch``, not
+    an operator's call)."""
     ext = kernel_ext.dropna().drop_duplicates("correlation").set_index("correlation")["external_id"]
     out = kernels.copy()
     out["op_call"] = out["correlation"].map(ext).astype("Int64")
     calls = ops.dropna(subset=["external_id"]).drop_duplicates("external_id").set_index("external_id")
-    known = out["op_call"].isin(calls.index)
+    position = pd.Series(np.arange(len(ops)), index=ops.index)
+    call_pos = pd.Series(
+        position[ops.dropna(subset=["external_id"]).drop_duplicates("external_id").index].to_numpy(), index=calls.index
+    )
+    known = out["op_call"].isin(calls.index).to_numpy()
+    pos = np.full(len(out), -1, np.int64)
+    pos[known] = call_pos.loc[out.loc[known, "op_call"]].to_numpy()
+    missing = np.flatnonzero(~known)
+    if len(missing) and launch_calls is not None and len(launch_calls):
+        graph = launch_calls.loc[launch_calls["name"].astype(str).isin(GRAPH_LAUNCHES), "correlation"].dropna()
+        missing = missing[~out["correlation"].iloc[missing].isin(set(graph.astype(int))).to_numpy()]
+    for row, at in enclosing_ops(out, ops, missing).items():
+        pos[row] = at
+        out.iloc[row, out.columns.get_loc("op_call")] = ops["external_id"].iloc[at]
+    known = pos >= 0
+    chosen = ops.iloc[pos[known]]
     out["op"] = None
     out["op_dims"] = None
-    out.loc[known, "op"] = calls.loc[out.loc[known, "op_call"], "name"].to_numpy()
-    dims = calls.loc[out.loc[known, "op_call"], "input_dims"].tolist()
+    out.loc[known, "op"] = chosen["name"].to_numpy()
+    dims = chosen["input_dims"].tolist()
     texts: dict[int, str] = {}  # one text per operator call: its kernels share it
     out.loc[known, "op_dims"] = [
-        None if d is None else texts.setdefault(c, dims_text(d)) for c, d in zip(out.loc[known, "op_call"], dims)
+        None if d is None else texts.setdefault(p, dims_text(d)) for p, d in zip(pos[known], dims)
     ]
-    types = calls.loc[out.loc[known, "op_call"], "input_types"].tolist()
+    types = chosen["input_types"].tolist()
     names = out.loc[known, "op"].tolist()
     flops = [useful_flops(op, d) for op, d in zip(names, dims)]
     out["useful_flop"] = np.nan

@@ -265,7 +265,7 @@ def _assigned(timeline, op_shapes, python, rules: PartsRules) -> tuple[pd.DataFr
 
     kernels = timeline.kernels
     if op_shapes is not None and len(op_shapes.ops):
-        kernels = kernel_ops(kernels, op_shapes.ops, op_shapes.kernel_ops)
+        kernels = kernel_ops(kernels, op_shapes.ops, op_shapes.kernel_ops, op_shapes.launch_calls)
     else:
         kernels = kernels.assign(op=None)
     frames = launches.frames_at_launch(kernels, launches.host_intervals(python, timeline.ranges))

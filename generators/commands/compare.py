@@ -136,6 +136,8 @@ def text(doc: dict) -> str:
         ta = r["a"]["time_per_step_ns"] if r["a"] else None
         tb = r["b"]["time_per_step_ns"] if r["b"] else None
         verdict = r["against_prediction"] or r["what_changed"]
+        if r["matched_by"] == "kv_length":
+            verdict += " (matched across the KV length)"
         dist = "-" if r["distance"] is None else f"{r['distance'] * 100:+.1f} %"
         rows.append(
             [_short(site, 40), _short(ka, 30), _short(kb, 30), r["class"], _us(ta), _us(tb), _ratio(r["ratio"]),

@@ -226,7 +226,7 @@ def analyse(
     ranked["complete"] = ranked["complete"].fillna(False).astype(bool)
     ranked["ridge_dtype"] = ranked["ridge_dtype"].fillna(config.classification.default_dtype)
     if ops is not None and ops.record_shapes:
-        with_ops = op_shapes.kernel_ops(kernels, ops.ops, ops.kernel_ops)
+        with_ops = op_shapes.kernel_ops(kernels, ops.ops, ops.kernel_ops, ops.launch_calls)
         sites = call_sites.sites(with_ops, launches, dict(config.call_sites), steps)
         copy = roofline.bandwidth(roof_table, "measured") or roofline.bandwidth(roof_table, "spec")
         sites["of_copy"] = sites["bandwidth"] / copy if copy else np.nan

@@ -16,7 +16,8 @@ side B; any reports and versions, one variant of each) and returns a :class:`Com
   launches and launch calls per step, GPU idle share), judged as the changes pages judge them
   (``report_diff.judge``: against the fresh processes' spread where both sides measured one);
 * ``totals``: kernel time and launches per step over all rows, over the rows on both sides;
-* ``parts``: kernel time per step per model part on each side (where both record parts).
+* ``parts``: kernel time per step per model part on each side (where both record parts), and
+  B ÷ A where both sides attribute the part by one and the same method (``same_method``).
 
 Bad input (a report of another kind, an unknown variant, no common range, no steps) is a
 ``UserError``.
@@ -54,6 +55,8 @@ class Side:
     parts_recorded: bool
     parts_method: str | None = None  # analysis.parts method of the trace (modules, ranges, rules, eager, none)
     profiled: int = 0  # Nsight Compute launches of the variant (0: trace data only, every class unknown)
+    #: the methods that attributed the range's kernels to parts, most kernel time first
+    parts_methods: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -67,7 +70,7 @@ class Comparison:
     rows: pd.DataFrame  # call_match.ROW_COLUMNS + dtype, predicted, peak_source, distance, change, against
     metrics: pd.DataFrame  # metric, dim, before, after, ratio, status, verdict
     totals: dict
-    parts: pd.DataFrame  # part, time_a, time_b, ratio
+    parts: pd.DataFrame  # part, time_a, time_b, same_method, ratio
     part_labels: dict = None  # part id -> Localized (data/parts/parts.yml)
 
     def as_json(self) -> dict:
@@ -103,7 +106,18 @@ def side(result, variant: str) -> Side:
         parts_recorded=bool(vp is not None and vp.recorded),
         parts_method=vp.trace.method if vp is not None else None,
         profiled=int(result.facts[f"{variant}.profiled"].value) if f"{variant}.profiled" in result.facts else 0,
+        parts_methods=_methods(vp.trace.kernels) if vp is not None else (),
     )
+
+
+def _methods(kernels: pd.DataFrame) -> tuple[str, ...]:
+    """The per-kernel attribution methods (``analysis.parts``: modules, ranges, rules, eager) of
+    the kernels that have a part, most kernel time first."""
+    if "method" not in kernels or "part" not in kernels:
+        return ()
+    k = kernels[kernels["part"].notna() & kernels["method"].notna()]
+    by = k.groupby(k["method"].astype(str))["dur_ns"].sum().sort_values(ascending=False, kind="stable")
+    return tuple(by.index)
 
 
 def _dtype(result, variant: str, names: list) -> str:
@@ -155,14 +169,30 @@ def _metrics(result_a, va: str, result_b, vb: str) -> pd.DataFrame:
 
 
 def _parts(ka: pd.DataFrame, kb: pd.DataFrame, steps_a: float, steps_b: float) -> pd.DataFrame:
+    """Kernel time per step per part on each side, and B ÷ A only where both sides attribute the
+    part's kernels by one and the same method (``same_method``; the unattributed time: where the
+    two sides' sets of methods are equal); otherwise the two numbers count different work."""
+
     def per(k, steps):
         if "part" not in k:
             return pd.Series(dtype=float)
         return k.assign(part=k["part"].fillna("unattributed")).groupby("part")["dur_ns"].sum() / steps
 
+    def methods(k) -> dict[str, frozenset]:
+        if "part" not in k or "method" not in k:
+            return {}
+        k = k[k["part"].notna()]
+        out = {p: frozenset(g["method"].dropna().astype(str)) for p, g in k.groupby("part")}
+        out["unattributed"] = frozenset(m for ms in out.values() for m in ms)
+        return out
+
     a, b = per(ka, steps_a), per(kb, steps_b)
+    ma, mb = methods(ka), methods(kb)
     out = pd.DataFrame({"time_a": a, "time_b": b}).reset_index(names="part")
-    out["ratio"] = out["time_b"] / out["time_a"]
+    out["same_method"] = [
+        bool(ma.get(p)) and ma.get(p) == mb.get(p) and (p == "unattributed" or len(ma[p]) == 1) for p in out["part"]
+    ]
+    out["ratio"] = (out["time_b"] / out["time_a"]).where(out["same_method"])
     return out.sort_values(["time_a", "part"], ascending=[False, True], kind="stable").reset_index(drop=True)
 
 
@@ -303,7 +333,10 @@ def as_json(c: Comparison) -> dict:
             for m in c.metrics.to_dict("records")
         ],
         "totals": c.totals,
-        "parts": [{k: (_num(v) if k != "part" else v) for k, v in p.items()} for p in c.parts.to_dict("records")],
+        "parts": [
+            {k: (v if k == "part" else bool(v) if k == "same_method" else _num(v)) for k, v in p.items()}
+            for p in c.parts.to_dict("records")
+        ],
         "rows": rows,
     }
 
@@ -351,7 +384,8 @@ def facts(c: Comparison) -> dict:
     """What the comparison page's sentences and claims use (base units):
 
     ``kernel_time.a|b`` kernel time per step, ``.ratio`` B ÷ A; ``launches.a|b``; ``rows.both``,
-    ``rows.only_a``, ``rows.only_b``, ``rows`` (all); ``rows.other_kernels`` (rows on both sides
+    ``rows.only_a``, ``rows.only_b``, ``rows`` (all); ``rows.kv_length`` (rows on both sides
+    matched across the KV length, ``call_match.kv_pairs``); ``rows.other_kernels`` (rows on both sides
     whose kernels differ); per verdict against the prediction ``rows.as_predicted``,
     ``rows.slower``, ``rows.faster`` and ``rows.predicted`` (rows with a prediction);
     ``matched_share.a|b`` (share of each side's kernel time in rows on both sides);
@@ -371,6 +405,7 @@ def facts(c: Comparison) -> dict:
         "rows.both": Quantity(t["rows_both"], "count"),
         "rows.only_a": Quantity(t["rows_only_a"], "count"),
         "rows.only_b": Quantity(t["rows_only_b"], "count"),
+        "rows.kv_length": Quantity(int((rows["matched_by"] == "kv_length").sum()), "count"),
         "rows.other_kernels": Quantity(int((rows["what_changed"] == "other kernels").sum()), "count"),
         "rows.predicted": Quantity(int(rows["predicted"].notna().sum()), "count"),
         "predicted_one": Quantity(int((rows["predicted"] == 1.0).sum()), "count"),

@@ -538,8 +538,9 @@ def method(c, tr: Translator, options: dict) -> object:
             N_(
                 "Wall time per token: the median generation without the profiler (`timing.json`; process 1's where "
                 "two fresh processes were timed: each version's page shows both and their spread) ÷ its new tokens. "
-                "Wall time per step (profiled): from the start of the traced range to the end of its last kernel, ÷ "
-                "the traced steps (a CUDA-graph replay keeps the GPU busy after the host has left the range). Host "
+                "Wall time per step (profiled): from the start of the traced range to the later of its end and its "
+                "last kernel's end, ÷ the traced steps (a CUDA-graph replay keeps the GPU busy after the host has left "
+                "the range). Host "
                 "launch calls: "
                 "the API calls that launched the range's kernels, each counted once (every kernel of a CUDA-graph "
                 "replay shares its `cudaGraphLaunch`), by API from the trace's runtime and driver events."

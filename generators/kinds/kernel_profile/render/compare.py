@@ -43,10 +43,15 @@ JUDGED = {
 WHAT_CHANGED = {
     "same kernels": N_("same kernels"),
     "other kernels": N_("other kernels"),
-    "removed": N_("only on A (removed)"),
-    "added": N_("only on B (added)"),
+    "removed": N_("only on A (no call of this operator with these shapes on B)"),
+    "added": N_("only on B (no call of this operator with these shapes on A)"),
     "fused": N_("only on A (its operator fused into a generated kernel on B)"),
     "fused kernel": N_("only on B (a generated fused kernel)"),
+}
+#: a row matched by kernel name (no operator) on one side only
+BY_NAME_ONLY = {
+    "removed": N_("only on A (no kernel of this name on B)"),
+    "added": N_("only on B (no kernel of this name on A)"),
 }
 VERDICTS = {
     "as predicted": N_("as predicted"),
@@ -60,6 +65,11 @@ BASES = {
     "name": N_("kernel name"),
 }
 NAME_CHARS = 60
+#: a side's per-kernel attribution method where the report page's wording (parts.METHOD_TEXT,
+#: which speaks of the whole trace) does not fit the range's kernels
+SIDE_METHOD_TEXT = {
+    "rules": N_("operator-name rules only (no module, Python stack or part range is open at its kernels' launches)"),
+}
 
 
 def _side(s: kp_compare.Side) -> str:
@@ -147,6 +157,16 @@ def summary(c, tr: Translator, options: dict) -> object:
             "rows == rows.both + rows.only_a + rows.only_b", covers="quantifier",
             n=tr.integer(int(f["rows"].value)), **values,
         ),
+        prose.claimed(
+            tr,
+            N_(
+                "Matched across the KV length (the same operator with shapes that differ only in the KV length: "
+                "`*` on one side, a fixed size on the other; a side may pass a further operand such as a mask): "
+                "{kv} of the {both} call sites on both sides, marked so in the table."
+            ),
+            f, "rows.kv_length > 0 and rows.kv_length <= rows.both", covers="quantifier",
+            kv=tr.integer(int(f["rows.kv_length"].value)), both=values["both"],
+        ),
     ]  # fmt: skip
     if c.same_gpu:
         sentences.append(
@@ -191,6 +211,10 @@ def sites(c, tr: Translator, options: dict) -> object:
             verdict = tr.gettext(VERDICTS[r["against"]]) if isinstance(r["against"], str) else None
             if r["what_changed"] == "other kernels":
                 verdict = tr.spaced(verdict or "", tr.gettext(N_("(other kernels)")))
+            if r["matched_by"] == "kv_length":
+                verdict = tr.spaced(verdict or "", tr.gettext(N_("(matched across the KV length)")))
+        elif r["matched_by"] == "name" and r["what_changed"] in ("removed", "added"):
+            verdict = tr.gettext(BY_NAME_ONLY[r["what_changed"]])
         else:
             verdict = tr.gettext(WHAT_CHANGED[r["what_changed"]])
         part = r["part_a"] if isinstance(r["part_a"], str) else r["part_b"] if isinstance(r["part_b"], str) else None
@@ -277,7 +301,19 @@ def least(c, tr: Translator, options: dict) -> object:
                 kernel=L.code(_kernel(r["kernels_b"][0]["name"])),
             )
         )  # fmt: skip
-    return fragment("".join(f"- {i}\n" for i in items))
+    intro = prose.claimed(
+        tr,
+        N_(
+            "The {n} of the {m} call sites on both sides with a prediction that have the highest measured ÷ "
+            "predicted ratio, highest first, with side A's class and side B's kernel:"
+        ),
+        _facts(c),
+        f"rows.predicted == {len(rows)}",
+        covers="quantifier",
+        n=tr.integer(len(top)),
+        m=tr.integer(len(rows)),
+    )
+    return fragment(intro + "\n\n" + "".join(f"- {i}\n" for i in items))
 
 
 def parts(c, tr: Translator, options: dict) -> object:
@@ -285,10 +321,24 @@ def parts(c, tr: Translator, options: dict) -> object:
 
     if not len(c.parts):
         return fragment(prose.method(tr.gettext(N_("A side records no model parts."))) + "\n")
+
+    def described(side) -> str:
+        texts = [tr.gettext(SIDE_METHOD_TEXT.get(m) or METHOD_TEXT[m]) for m in side.parts_methods if m in METHOD_TEXT]
+        if not texts:
+            return tr.gettext(METHOD_TEXT["none"])
+        out = texts[0]
+        for more in texts[1:]:
+            out = tr.gettext(N_("{first}, and for other kernels {second}"), first=out, second=more)
+        return out
+
     methods = tr.gettext(
-        N_("Parts on A come from {a}; on B from {b}. A kernel without a part is counted as unattributed."),
-        a=tr.gettext(METHOD_TEXT.get(c.a.parts_method or "none", METHOD_TEXT["none"])),
-        b=tr.gettext(METHOD_TEXT.get(c.b.parts_method or "none", METHOD_TEXT["none"])),
+        N_(
+            "Parts on A come from {a}; on B from {b}. A kernel without a part is counted as unattributed. B ÷ A is "
+            "shown only for a part whose kernels both sides attribute by one and the same method (“—” otherwise: the "
+            "two times count different work)."
+        ),
+        a=described(c.a),
+        b=described(c.b),
     )
     t = TableBuilder("compare-parts", tr)
     t.col("part", N_("Part")).col("time_a", N_("Time per step, A"), "us").col("time_b", N_("Time per step, B"), "us")
@@ -307,8 +357,9 @@ def method(c, tr: Translator, options: dict) -> object:
         tr.gettext(
             N_(
                 "Kernels are matched by {basis}: each kernel of the range is walked from its `correlation` id to the "
-                "runtime call that launched it, by that call's `External id` to the innermost operator, with its "
-                "input shapes; a size that runs through consecutive values step by step (a growing KV length) is "
+                "runtime call that launched it, by that call's `External id` to the innermost operator (a call "
+                "without one: the innermost operator on its thread whose span holds it), with its input shapes; "
+                "a size that runs through consecutive values step by step (a growing KV length) is "
                 "written `*`; a GEMM's `out=` buffer is not an input; a kernel without an operator is matched by its "
                 "name. One "
                 "call site's kernels are summed, so a call that another kernel computes on the other side stays one "

@@ -623,6 +623,12 @@ def roofline_kernels(result, tr: Translator, options: dict) -> object:
             "class as in the roofline above (no useful FLOPs: the replayed trace records no operator shapes). Launches "
             "without FLOPs cannot be drawn on log axes."
         )
+        if launches is not None
+        else N_(
+            "One panel per top kernel, titled with its rank, its name and the precision of its roofs "
+            "(solid: specification, dashed: measured); no dots: no launch was profiled (this capture ran no Nsight "
+            "Compute)."
+        )
     )
     alt = tr.gettext(N_("Roofline panels, one per top kernel"))
     alt, caption = prose.method_block(alt), prose.method_block(caption)  # what is drawn and how

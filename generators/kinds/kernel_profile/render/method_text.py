@@ -35,8 +35,8 @@ FORMULAS = [
     N_(
         "Launch calls: the host API calls that launched the range's kernels, one per correlation id (every "
         "kernel of a CUDA-graph replay shares its `cudaGraphLaunch`'s), by API name from the trace's runtime "
-        "and driver events. Wall time per step (profiled): from the range's start to the end of its last "
-        "kernel, ÷ the traced steps. A CUDA-graph capture also times its eager decode the same way "
+        "and driver events. Wall time per step (profiled): from the range's start to the later of its end and "
+        "its last kernel's end, ÷ the traced steps. A CUDA-graph capture also times its eager decode the same way "
         "(in `timing.json` under the variant's name with the suffix `_eager`; each fresh process on its own)."
     ),
     N_(
@@ -65,7 +65,8 @@ FORMULAS = [
     ),
     N_(
         "Operator of a kernel: the kernel's `External id` names the innermost ATen operator call that launched "
-        "it (the profiler copies it from the launching runtime call); that call's `Input Dims` and `Input type` "
+        "it (the profiler copies it from the launching runtime call; a launch call without one takes the innermost "
+        "operator on its thread whose span holds it); that call's `Input Dims` and `Input type` "
         "come from `record_shapes`. A call site is a kernel with one operator, grid and block. A CUDA-graph "
         "replay records no operator calls: its call sites are a kernel with one grid and block, without "
         "shapes or useful FLOPs."

@@ -23,12 +23,17 @@ NO_SHAPES = N_(
 
 
 SITES_TOP = N_(
-    "The top {n} kernels of the {variant} variant split by call site: the operator that launched each kernel and "
-    "its input shapes, from the trace (the kernel's `External id` to its operator call)."
+    "The top {n} kernels of the variant “{variant}” split by call site: the operator that launched each kernel "
+    "and its input shapes, from the trace (the kernel's `External id` to its operator call, or for a launch call "
+    "without one the innermost operator on its thread whose span holds it)."
 )
 SITES_GRIDS = N_("One kernel runs several projections with different grids.")
 SITES_RANGE = N_("A number shown as a range varies between calls (the KV length grows by one each step).")
-SITES_GRID_TOP = N_("The top {n} kernels of the {variant} variant split by grid and block.")
+SITES_GRID_TOP = N_("The top {n} kernels of the variant “{variant}” split by grid and block.")
+NO_NCU = N_(
+    "No launch of this variant was profiled (this capture ran no Nsight Compute): there are no DRAM bytes per call "
+    "site."
+)
 SITES_NO_OPS = N_(
     "No operator call launched a kernel of this range (a CUDA-graph replay), so a call site here is a kernel with "
     "one grid and block, without operator or shapes, and calls of different operators that share them stay together."
@@ -107,7 +112,7 @@ def sites(result, tr: Translator, options: dict) -> object:
         parts = [
             prose.stated(tr.gettext(SITES_TOP, n=n, variant=variant), facts, top_n, "ranking"),
             prose.stated(tr.gettext(SITES_GRIDS), facts, "sites.kernels_multi_grid >= 1"),
-            prose.method_block(tr.gettext(SITES_RANGE)),
+            prose.method_block(tr.gettext(SITES_RANGE)) if rows["shapes"].astype(str).str.contains("–").any() else "",
         ]
     else:
         parts = [
@@ -126,8 +131,10 @@ def sites(result, tr: Translator, options: dict) -> object:
 def site_bandwidth(result, tr: Translator, options: dict) -> object:
     """DRAM bandwidth per GEMM/attention call site: ncu's bytes over trace and ncu durations."""
     name, v, suffix = chosen(result, options)
-    if v.sites is None or v.launches is None:
+    if v.sites is None:
         return fragment(prose.method(tr.gettext(NO_SHAPES)) + "\n")  # what the trace lacks
+    if v.launches is None:
+        return fragment(prose.method(tr.gettext(NO_NCU)) + "\n")  # what the capture lacks
     names = v.kernels.set_index("name")
     sites = v.sites
     category = sites["name"].map(names["category"])
