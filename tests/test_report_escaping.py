@@ -66,15 +66,26 @@ RULE_DESCRIPTION = f"See [this](javascript:alert(document.domain)) <script>alert
 NCU_PAGES = ["ncu_fused_raw.csv.gz", "ncu_fused_details.csv.gz"]
 
 
+def _primary(config: dict) -> dict:
+    return config["variants"][config.get("primary") or next(iter(config["variants"]))]
+
+
+def _with_metrics(config: dict) -> bool:
+    """A kernel-profile report whose primary variant has Nsight Compute exports: the hostile names
+    are planted there (trace and ncu CSVs); a trace-only report (decode-h200, decode-compile) is
+    left as it is, its own range and title included."""
+    return config.get("kind") == "kernel-profile" and "metrics" in _primary(config)
+
+
 def _kernel_profile_captures(data: Path) -> list[tuple[str, str, list[str], list[str]]]:
     """(capture folder, trace, ncu CSVs, the other variants' traces) of the primary variant of
     every kernel-profile report."""
     out = []
     for config_file in sorted(data.glob("reports/*/report.yml")):
         config = yaml.safe_load(config_file.read_text(encoding="utf-8")) or {}
-        if config.get("kind") != "kernel-profile":
+        if not _with_metrics(config):
             continue
-        variant = config["variants"][config.get("primary") or next(iter(config["variants"]))]
+        variant = _primary(config)
         others = [v["timeline"] for v in config["variants"].values() if v is not variant]
         # the primary's eager trace (graph versions): its kernels carry the renamed name too
         others += [f"eager:{variant['eager_timeline']}"] if variant.get("eager_timeline") else []
@@ -134,7 +145,7 @@ def hostile(tmp_path_factory, built_site) -> tuple[Build, list[str]]:
     kernels, renamed = [], {}
     old_ranges = {}
     for config_file in sorted(data.glob("reports/*/report.yml")):
-        if (yaml.safe_load(config_file.read_text(encoding="utf-8")) or {}).get("kind") == "kernel-profile":
+        if _with_metrics(yaml.safe_load(config_file.read_text(encoding="utf-8")) or {}):
             old_ranges[config_file.parent.name] = _hostile_config(config_file)
     for folder, trace, ncu, others in _kernel_profile_captures(data):
         old_range = old_ranges.get(Path(folder).parent.name)
