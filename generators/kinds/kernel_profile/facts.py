@@ -356,6 +356,28 @@ def weight_streaming(v):
     return sites[(category == "gemm") & sites["tensor"] & sites["dram_bytes"].notna()]
 
 
+PROJECTIONS = ("aten::mm", "aten::addmm", "aten::linear")  # the operators of a projection's GEMM
+
+
+def _multi_grid(rows) -> int:
+    """How many kernels of ``rows`` run projections (GEMM operators) with more than one grid."""
+    rows = rows[rows["op"].isin(PROJECTIONS)]
+    if not len(rows):
+        return 0
+    grids = rows.assign(grid=list(zip(rows["grid_x"], rows["grid_y"], rows["grid_z"])))
+    return int((grids.groupby("name")["grid"].nunique() > 1).sum())
+
+
+def sites_table(v, rows) -> dict[str, int]:
+    """What the notes of the call-site table state: its call sites (``rows``, those of the top
+    kernels) against all the variant's (``v.sites``)."""
+    return {
+        "sites.count": len(v.sites),
+        "sites.with_op": int(v.sites["op"].notna().sum()),
+        "sites.kernels_multi_grid": _multi_grid(rows),
+    }
+
+
 def _site_facts(v, result) -> dict[str, Quantity]:
     out = {}
     gemm = weight_streaming(v)

@@ -659,6 +659,40 @@ def _tables_min(result, out: dict[str, Quantity]) -> dict[str, Quantity]:
     }
 
 
+def experts_lowest(cv, panels: list[str]) -> dict[str, float]:
+    """Facts of the curves caption: the largest batch up to which, from batch 2 on, every routed-expert
+    GEMM of every panel has a lower intensity than every other GEMM of its panel (absent: never, or a
+    model without routed experts), and how many panels have routed experts."""
+    out = {"curves.panels": len(panels), "curves.panels_with_experts": 0}
+    ends = []
+    for w in panels:
+        part = cv[(cv["weights"] == w) & (cv["dtype"] == w)]
+        experts = part["op"].str.startswith("experts_")
+        if not experts.any():
+            continue
+        out["curves.panels_with_experts"] += 1
+        end = None
+        for b in sorted(set(part["batch"])):
+            if b < 2:
+                continue
+            at = part["batch"] == b
+            if part[at & experts]["intensity"].max() >= part[at & ~experts]["intensity"].min():
+                break
+            end = b
+        ends.append(end)
+    if ends and all(e is not None for e in ends):
+        out["curves.experts_lowest_to"] = min(ends)
+    return out
+
+
+def tp_bytes(frame: pd.DataFrame) -> int | None:
+    """Bytes per token of the tensor-parallel layout's attention traffic (reduce-scatter and all-gather)
+    in ``frame`` (rows of ``layouts``); None without that layout."""
+    if "tp" not in set(frame["kv_layout"]):
+        return None
+    return int(frame[frame["kv_layout"] == "tp"]["tp_bytes"].max() or 0)
+
+
 def facts(result) -> dict[str, Quantity]:
     out = _hardware(result)
     for i, model_id in enumerate(result.models):

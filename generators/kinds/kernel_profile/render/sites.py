@@ -2,13 +2,15 @@
 and the DRAM bandwidth of each GEMM/attention call site over trace and ncu durations.
 
 Unit renderers ``(KernelProfile, Translator, options) -> Fragment``; option ``variant``
-(default: the primary). Format only: the sites and their numbers are ``analysis.call_sites``'.
+(default: the primary). Format only: the sites and their numbers are ``analysis.call_sites``', the
+notes' counts ``facts.sites_table``'s.
 """
 
 from __future__ import annotations
 
 import re
 
+from generators.kinds.kernel_profile import facts as kp_facts
 from generators.kinds.kernel_profile.render import labels as L
 from generators.kinds.kernel_profile.render.tables import F, chosen, fact, sentence
 from generators.pieces import Cell, fragment, key_of
@@ -41,18 +43,6 @@ SITES_NO_OPS = N_(
 SITES_LEGEND = N_(
     "#: rank of the call site by total time among all {count}. Class: the most frequent class of its profiled launches."
 )
-
-
-PROJECTIONS = ("aten::mm", "aten::addmm", "aten::linear")  # the operators of a projection's GEMM
-
-
-def _multi_grid(rows) -> int:
-    """How many kernels of ``rows`` run projections (GEMM operators) with more than one grid."""
-    rows = rows[rows["op"].isin(PROJECTIONS)]
-    if not len(rows):
-        return 0
-    grids = rows.assign(grid=list(zip(rows["grid_x"], rows["grid_y"], rows["grid_z"])))
-    return int((grids.groupby("name")["grid"].nunique() > 1).sum())
 
 
 def _kernel(r, names, tr: Translator) -> str:
@@ -99,12 +89,7 @@ def sites(result, tr: Translator, options: dict) -> object:
             r.share,
             L.cls(r.cls, tr) if isinstance(r.cls, str) else L.DASH,
         )
-    facts = {  # what the notes state about this table (counted here, over its call sites)
-        **result.facts,
-        "sites.count": len(v.sites),
-        "sites.with_op": int(v.sites["op"].notna().sum()),
-        "sites.kernels_multi_grid": _multi_grid(rows),
-    }
+    facts = {**result.facts, **kp_facts.sites_table(v, rows)}  # what the notes state about this table
     top_n = f'fact("{name}.top_n") <= fact("{name}.distinct_kernels")'
     n, variant = fact(result, f"{name}.top_n", tr), L.label(result.config.variants[name].label, tr)
     legend = prose.method_block(tr.gettext(SITES_LEGEND, count=tr.integer(len(v.sites))))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 
 from generators.analysis import llm_deploy
+from generators.kinds.roofline import facts as rl_facts
 from generators.kinds.roofline.render import labels as L
 from generators.kinds.roofline.render.tables import fact, gpus_of, model_of
 from generators.pieces import Cell, fragment, key_of
@@ -253,9 +254,7 @@ def kv_layouts(result, tr: Translator, options: dict) -> object:
         ),
         kv=tr.integer(result.config.decode.kv_len),
         t=tr.integer(result.config.serving.tensor_parallel),
-        x=tr.integer(int(frame[frame["kv_layout"] == "tp"]["tp_bytes"].max() or 0))
-        if "tp" in set(frame["kv_layout"])
-        else L.DASH,
+        x=L.DASH if (tp := rl_facts.tp_bytes(frame)) is None else tr.integer(tp),
     )
     return fragment(t.build(), prose.method_block(legend) + "\n")
 

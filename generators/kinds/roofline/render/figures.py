@@ -13,6 +13,7 @@ import math
 from matplotlib.ticker import NullFormatter
 
 from generators.analysis.roofline import roof_line
+from generators.kinds.roofline import facts as rl_facts
 from generators.kinds.roofline.render import labels as L
 from generators.kinds.roofline.render.tables import fact, gpus_of, model_of, tables_format
 from generators.pieces import Figure, fragment, key_of
@@ -401,32 +402,6 @@ def errors(result, tr: Translator, options: dict) -> object:
     return fragment(Figure("errors", svg, prose.method_block(alt), caption, data))
 
 
-def _experts_lowest(cv, panels: list[str]) -> dict[str, float]:
-    """Facts of the curves caption: the largest batch up to which, from batch 2 on, every routed-expert
-    GEMM of every panel has a lower intensity than every other GEMM of its panel (absent: never, or a
-    model without routed experts), and how many panels have routed experts."""
-    out = {"curves.panels": len(panels), "curves.panels_with_experts": 0}
-    ends = []
-    for w in panels:
-        part = cv[(cv["weights"] == w) & (cv["dtype"] == w)]
-        experts = part["op"].str.startswith("experts_")
-        if not experts.any():
-            continue
-        out["curves.panels_with_experts"] += 1
-        end = None
-        for b in sorted(set(part["batch"])):
-            if b < 2:
-                continue
-            at = part["batch"] == b
-            if part[at & experts]["intensity"].max() >= part[at & ~experts]["intensity"].min():
-                break
-            end = b
-        ends.append(end)
-    if ends and all(e is not None for e in ends):
-        out["curves.experts_lowest_to"] = min(ends)
-    return out
-
-
 def curves(result, tr: Translator, options: dict) -> object:
     model = model_of(result, options)
     cv = result.curves[result.curves["model"] == model]
@@ -475,7 +450,7 @@ def curves(result, tr: Translator, options: dict) -> object:
             )
         )
     )
-    lowest = _experts_lowest(cv, panels)
+    lowest = rl_facts.experts_lowest(cv, panels)
     upto = lowest.get("curves.experts_lowest_to")
     experts = prose.stated(
         tr.gettext(
