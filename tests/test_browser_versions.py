@@ -62,7 +62,12 @@ def test_the_selector_leads_to_every_version_and_the_changes_page(page, base_url
     links = page.locator(".ps-versions__list a")
     assert not links.first.is_visible()  # closed until clicked
     page.click(".ps-versions__menu summary")
-    assert links.count() == 2 * len(VERSIONS) - 1 and links.first.is_visible()  # versions, then changes
+    own = page.locator(".ps-versions__list li:not(.ps-versions__compared) a")  # versions, then changes
+    assert own.count() == 2 * len(VERSIONS) - 1 and links.first.is_visible()
+    assert page.locator(".ps-versions__changes a").count() == len(VERSIONS) - 1
+    compared = page.locator(".ps-versions__compared a")  # then the comparisons it is on a side of
+    assert compared.count() >= 1 and links.count() == own.count() + compared.count()
+    assert all("comparisons/" in a.get_attribute("href") for a in compared.all())
     links.nth(len(VERSIONS) - 1).click()  # the oldest, v1
     page.wait_for_url(f"{base_url}/{lang}reports/{REPORT}/v1/")
     assert _version(page) == ("v1", None)

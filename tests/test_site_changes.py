@@ -26,6 +26,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+import yaml
 
 from generators.pieces import key_of
 from tests import decode_trace
@@ -430,8 +431,21 @@ def test_every_report_page_has_a_version_selector(built_site, lang, page):
     version, base = PAGES[page]
     assert f'data-version="{version}"' in block.group(1)
     assert (f'data-base="{base}"' in block.group(1)) == (base is not None)
-    links = re.findall(r'<li[^>]*><a href="([^"]+)"( aria-current="page")?>', block.group(2))
+    items = re.findall(r'<li( class="[^"]*")?><a href="([^"]+)"( aria-current="page")?>', block.group(2))
+    links = [(href, current) for css, href, current in items if "ps-versions__compared" not in css]
     assert len(links) == len(VERSIONS) + len(PAIRS)  # v3, v2, v1, v2 -> v3, v1 -> v2
+    changed = [href for css, href, _ in items if "ps-versions__changes" in css]
+    changed = [(built_site.site / lang / page / href).resolve() for href in changed]
+    assert [t.relative_to((built_site.site / lang).resolve()).as_posix() + "/" for t in changed] == [
+        changes(pair) for pair in reversed(PAIRS)
+    ]  # newest pair first
+    # the comparison pages this report is on a side of (data/comparisons/*.yml, read directly)
+    compared = [href for css, href, current in items if "ps-versions__compared" in css and not current]
+    specs = [yaml.safe_load(f.read_text()) for f in sorted((REPO_ROOT / "data/comparisons").glob("*.yml"))]
+    sides = [s for s in specs if REPORT in (s["a"].split("@")[0], s["b"].split("@")[0])]
+    assert len(compared) == len(sides) == len(re.findall(r"ps-versions__compared", block.group(2)))
+    pages = [(built_site.site / lang / page / href / "index.html").resolve() for href in compared]
+    assert all(p.is_file() and p.parent.parent.name == "comparisons" for p in pages), pages
     targets = [(built_site.site / lang / page / href / "index.html").resolve() for href, _ in links]
     assert all(t.is_file() for t in targets), targets
     assert [bool(current) for _, current in links].count(True) == 1
