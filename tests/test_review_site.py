@@ -206,7 +206,10 @@ def _compose(page, author: str, body: str) -> str:
         "n => document.querySelectorAll('.ps-thread').length > n && !document.querySelector('.ps-composer')",
         arg=len(before),
     )
-    (new,) = set(page.eval_on_selector_all(".ps-thread", "ts => ts.map(t => t.dataset.thread)")) - before
+    new = set(page.eval_on_selector_all(".ps-thread", "ts => ts.map(t => t.dataset.thread)")) - before
+    if len(new) > 1:  # the live panel also brought in a thread written on the other language's page
+        new = {t for t in new if body in page.inner_text(f"#thread-{t}")}
+    (new,) = new
     return new
 
 

@@ -219,4 +219,4 @@ def ridge(result, tr: Translator, options: dict) -> object:
             ),
             **common,
         )
-    return fragment(t.build(), note + "\n")
+    return fragment(t.build(), prose.method_block(note) + "\n")  # definitions and sources
