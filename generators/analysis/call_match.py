@@ -57,6 +57,8 @@ import re
 import numpy as np
 import pandas as pd
 
+from generators.analysis.call_sites import _tensors  # the tensor inputs of Input Dims, one walk
+
 #: the share of a side's kernel time that must have an operator (a part) for that basis
 COVERED = 0.5
 BASES = ("call_site", "part", "name")
@@ -93,16 +95,6 @@ def variable_threshold(steps: float | None) -> int:
     """How many consecutive values one dimension must take to be a per-step variable (``*``):
     half the steps, at least 3 (8 when the step count is unknown)."""
     return max(3, int(np.ceil(steps / 2))) if steps else 8
-
-
-def _tensors(dims) -> list[list[int]]:
-    out = []
-    for d in dims if isinstance(dims, list) else []:
-        if isinstance(d, list) and d and all(isinstance(x, int) for x in d):
-            out.append(d)
-        elif isinstance(d, list):
-            out += _tensors(d)
-    return out
 
 
 #: tensor operands of an operator; a further tensor in its Input Dims is an ``out=`` buffer
