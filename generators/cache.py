@@ -320,8 +320,13 @@ class ResultCache:
             shutil.copyfile(source, tmp)  # no hard links here: a copy does the same
         os.replace(tmp, path)
         for old in folder.glob("*.pickle"):
-            if old != path and (folder.name != ".by-key" or old.stat().st_nlink == 1):
-                old.unlink(missing_ok=True)
+            if old == path or old.name.startswith("."):  # another process's file in flight
+                continue
+            try:
+                if folder.name != ".by-key" or old.stat().st_nlink == 1:
+                    old.unlink(missing_ok=True)
+            except FileNotFoundError:
+                pass  # removed by another build sharing the cache
 
     @staticmethod
     def _store(folder: Path, path: Path, value: object) -> None:
@@ -335,7 +340,9 @@ class ResultCache:
             Path(tmp).unlink(missing_ok=True)
             raise
         for old in folder.glob("*.pickle"):
-            if old != path:
+            # pathlib's glob matches dot files: another process's ".tmp-" file, not yet
+            # replaced into place, is not an old entry (two builds may share one cache)
+            if old != path and not old.name.startswith("."):
                 old.unlink(missing_ok=True)
 
 

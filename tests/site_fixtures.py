@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import pickle
 import shutil
 import subprocess
 import sys
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from filelock import FileLock
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -124,14 +126,38 @@ def run_cli(*args: str, data: Path | None = None, cache: Path | None = None) -> 
     )
 
 
+def shared_across_workers(tmp_path_factory, name: str, make):
+    """``make(folder)`` run once per test run, its (picklable) result read by every worker.
+
+    Under pytest-xdist each worker is a session of its own, so a session fixture that builds a
+    whole site would be built once per worker: on the 2-core machine the two cold builds
+    competed for the cores that one build already fills. The first worker to ask builds, under
+    a file lock in the run's shared temporary folder (pytest-xdist's documented recipe); the
+    other waits for it and reads the result. Without xdist it is a plain session fixture."""
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent  # the run's folder, above each worker's own
+    record = base / f"{name}.pickle"
+    with FileLock(str(base / f"{name}.lock")):
+        if record.is_file():
+            return pickle.loads(record.read_bytes())
+        folder = base / name
+        folder.mkdir()
+        value = make(folder)
+        record.write_bytes(pickle.dumps(value))
+        return value
+
+
 @pytest.fixture(scope="session")
 def versions_site(built_site, tmp_path_factory) -> VersionsBuild:
-    """Built once per session, reusing the session build's cache (the real versions are not
-    computed again)."""
+    """Built once per test run (all workers), reusing the session build's cache (the real
+    versions are not computed again)."""
+    return shared_across_workers(tmp_path_factory, "versions", lambda tmp: _versions_site(built_site, tmp))
 
+
+def _versions_site(built_site: Build, tmp: Path) -> VersionsBuild:
     from tests.derived_version import DERIVED_ONLY, REPORT, copy_data, make_capture
 
-    tmp = tmp_path_factory.mktemp("versions")
     data = copy_data(REPO_ROOT, tmp / "data")
     project = tmp / "project"  # the pages, with one claim true of the derived version only
     project.mkdir()
@@ -157,7 +183,9 @@ def versions_site(built_site, tmp_path_factory) -> VersionsBuild:
 
 @pytest.fixture(scope="session")
 def built_site(tmp_path_factory) -> Build:
-    build = build_site(tmp_path_factory.mktemp("site-build"))
+    """The project's site, built once per test run (all workers). Tests read it and copy what
+    they change; a test that builds other text with its cache writes entries of its own there."""
+    build = shared_across_workers(tmp_path_factory, "site-build", build_site)
     if build.returncode != 0:
         pytest.fail(f"site build failed ({build.returncode}):\n{build.stdout}\n{build.stderr}")
     return build

@@ -279,3 +279,21 @@ def test_a_version_folder_without_the_files_a_model_reads_changes_its_key(tmp_pa
     (report / "v3").rmdir()
     assert key() == keys[0]
     assert len(set(keys)) == 4
+
+
+def test_a_store_leaves_another_process_s_file_in_flight_alone(tmp_path):
+    """Two builds may share one cache (a review server beside ``make build``; the test workers):
+    the one that replaces a slot's entry removes the older entries, never another process's
+    temporary file that is about to be moved into place."""
+    cache = ResultCache(tmp_path)
+    assert cache.get_or_compute("ns", "slot", "k1", lambda: 1) == 1
+    in_flight = tmp_path / "ns" / "slot" / ".tmp-other.pickle"
+    in_flight.write_bytes(b"being written")
+    assert cache.get_or_compute("ns", "slot", "k2", lambda: 2) == 2
+    assert sorted(p.name for p in (tmp_path / "ns" / "slot").iterdir()) == [".tmp-other.pickle", "k2.pickle"]
+    by_key_in_flight = tmp_path / "ns" / "s2" / ".tmp-9-k3.pickle"
+    by_key_in_flight.parent.mkdir()
+    by_key_in_flight.write_bytes(b"being linked")
+    assert cache.get_or_compute("ns", "s2", "k3", lambda: 3, shared=True) == 3
+    assert cache.get_or_compute("ns", "s2", "k4", lambda: 4, shared=True) == 4
+    assert by_key_in_flight.is_file() and not (tmp_path / "ns" / "s2" / "k3.pickle").exists()
