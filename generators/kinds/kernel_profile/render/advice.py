@@ -90,6 +90,22 @@ def _why_unmeasured(result, p: str, tr: Translator) -> str:
 
 #: the host row's label once the step is a CUDA-graph replay (one launch call for its kernels)
 GRAPH_HOST = N_("Close the gaps between the graph's kernels: fewer kernels")
+#: the table's note once the step is a CUDA-graph replay: its first row is GPU idle, not host time
+GRAPH_NOTE = N_(
+    "Per decode step (one token). Gaps between the graph's kernels: now the decode step's time without the "
+    "prefill (the device span of the decode range's kernels ÷ its steps, in the profiled run), floor the kernel "
+    "time per step; the difference is the GPU's idle time between the graph's kernels, not time the host spends. "
+    "Fusion: now the time of the elementwise, copy and reduction kernels, floor their DRAM bytes at the measured "
+    "DRAM ceiling. Weight streaming: now the trace time of the weight-streaming GEMM/GEMV call sites, floor their "
+    "DRAM bytes (Nsight Compute) at the measured DRAM ceiling; the last row holds every kernel of the step against "
+    "that floor. The headrooms overlap (fusing kernels also removes gaps between them), so they do not add up."
+)
+#: with a graph whose GPU set the pace, a kernel-side headroom pays on its own
+GRAPH_PACE = N_(
+    "In this version the GPU set the pace of the profiled run (every launch call after the first returned before "
+    "the GPU had run out of queued work), so a kernel-side headroom does not wait for the gaps to close: a shorter "
+    "kernel time shortens the step."
+)
 
 
 def headroom(result, tr: Translator, options: dict) -> object:
@@ -138,7 +154,12 @@ def headroom(result, tr: Translator, options: dict) -> object:
             "kernel-side ones only pay once the host overhead is gone."
         ),
     )
+    if graph:
+        note = tr.gettext(GRAPH_NOTE)
     note = prose.method_block(note)  # the table's definitions
+    if graph:
+        pace = prose.claimed(tr, GRAPH_PACE, result.facts, f"{p}.decode.behind == 0", covers="cause quantifier")
+        note = tr.spaced(note, pace) if pace else note
     if unmeasured:
         note = tr.spaced(note, _why_unmeasured(result, p, tr))
     weights = _weights(result, tr)
@@ -208,12 +229,19 @@ DESIGN = (
 )
 
 
+#: a CUDA-graph replay launches a step's kernels with one call: no host cost per kernel to budget
+GRAPH_SKIPS = ("hw.launch_budget", "hw.launch_cost_wall")
+
+
 def hardware_design(result, tr: Translator, options: dict) -> object:
     t = TableBuilder("hardware-design", tr)
     t.col("what", N_("Quantity")).col("value", N_("Value")).col("how", N_("Derived from"))
+    p = result.config.primary
+    calls, launches = result.facts.get(f"{p}.launch_calls_per_step"), result.facts.get(f"{p}.launches_per_step")
+    graph = calls is not None and launches is not None and calls.value < launches.value
     for key, label, how, unit in DESIGN:
         q = result.facts.get(key)
-        if q is None:
+        if q is None or (graph and key in GRAPH_SKIPS):
             continue
         shown = unit or auto(q)  # the CSV holds the number in the unit the cell shows
         t.row(key, tr.gettext(label), Cell(show(q, tr, shown), scaled(q.value, shown)), tables.spans(tr.gettext(how)))
@@ -224,6 +252,15 @@ def hardware_design(result, tr: Translator, options: dict) -> object:
         )
     )
     budget = prose.method(budget)  # a definition
+    if graph:  # the rows it defines are not shown
+        budget = prose.method(
+            tr.gettext(
+                N_(
+                    "No launch budget: with a CUDA graph the host issues a step's kernels with one call, so there is "
+                    "no host cost per kernel to set against the kernel time."
+                )
+            )
+        )
     if "bandwidth.measured" in result.facts:
         bandwidth = prose.method(  # which ceiling the table divides by
             tr.gettext(
