@@ -382,9 +382,9 @@ def _left_out_note(v, c, tr: Translator) -> str:
     text = tr.gettext(
         N_(
             "The GEMM DRAM bandwidth of this variant covers the tensor-core GEMM call sites with one DRAM byte count "
-            "per launch: it leaves out {before_sites} call sites in {before} and {after_sites} in {after} "
-            "({before_share} and {after_share} of the kernel time) whose profiled launches differ more than twofold "
-            "in DRAM bytes, different work behind one kernel and grid."
+            "per launch: it leaves out the call sites whose profiled launches differ more than twofold in DRAM bytes, "
+            "different work behind one kernel and grid: {before_sites} in {before} and {after_sites} in {after}, "
+            "{before_share} and {after_share} of the kernel time."
         ),
         before=c.before,
         after=c.after,
