@@ -157,7 +157,8 @@ def headroom(result, tr: Translator, options: dict) -> object:
     if graph:
         note = tr.gettext(GRAPH_NOTE)
     note = prose.method_block(note)  # the table's definitions
-    if graph:
+    kernel_side = any(f"{p}.{room}" in result.facts for key, _, _, _, room in HEADROOM if key != "host")
+    if graph and kernel_side:
         pace = prose.claimed(tr, GRAPH_PACE, result.facts, f"{p}.decode.behind == 0", covers="cause quantifier")
         note = tr.spaced(note, pace) if pace else note
     if unmeasured:
