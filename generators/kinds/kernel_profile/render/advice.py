@@ -159,7 +159,13 @@ def headroom(result, tr: Translator, options: dict) -> object:
     note = prose.method_block(note)  # the table's definitions
     kernel_side = any(f"{p}.{room}" in result.facts for key, _, _, _, room in HEADROOM if key != "host")
     if graph and kernel_side:
-        pace = prose.claimed(tr, GRAPH_PACE, result.facts, f"{p}.decode.behind == 0", covers="cause quantifier")
+        pace = prose.claimed(
+            tr,
+            GRAPH_PACE,
+            result.facts,
+            f"{p}.decode.behind == 0 and {p}.decode.step_time > {p}.kernel_time_per_step",
+            covers="cause quantifier comparison",
+        )
         note = tr.spaced(note, pace) if pace else note
     if unmeasured:
         note = tr.spaced(note, _why_unmeasured(result, p, tr))

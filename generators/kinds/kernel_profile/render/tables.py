@@ -257,7 +257,7 @@ def reused_ncu(result, name: str, tr: Translator) -> str:
     text = tr.gettext(
         N_(
             "The {variant} variant's Nsight Compute exports in this version, {files}, are {source}'s, reused "
-            "(`reused` in `meta.json`): this capture has none of its own, so every Nsight Compute metric of this "
+            "(`reused` in `meta.json`): this capture has none of its own, and every Nsight Compute metric of this "
             "variant on this page (classes, DRAM bytes and bandwidths, roofline points) is {source}'s measurement, "
             "joined with this version's trace."
         ),
