@@ -56,9 +56,10 @@ METRIC_DEFINITIONS = {
     ),
 }
 JUDGED_DEFINITION = N_(
-    "Judged against noise: a count that differs changed; the wall time per token, and the estimate derived from it "
-    "(over the worst case of its inputs), changed only when the two sides' ranges over their fresh processes do not "
-    "overlap, and is within noise when they do; a quantity measured in one trace is not judged for noise."
+    "Judged against noise: equal values are the same; a count that differs changed; the wall time per token, and "
+    "1 − kernel time ÷ wall time per token (over the worst case of its inputs), changed only when the two sides' "
+    "ranges over their fresh processes do not overlap, and are within noise when they do; a quantity measured in one "
+    "trace, or resting on a single timed process on either side, is not judged for noise."
 )
 METRIC_UNITS = {"ns": "us", "fraction": "percent", "count": None}
 JUDGED = {
