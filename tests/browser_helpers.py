@@ -117,3 +117,26 @@ def inline_svg_sizes(page) -> list[tuple[int, int]]:
         "article svg:not(.md-icon svg):not(a svg)",
         "svgs => svgs.map(s => { const r = s.getBoundingClientRect(); return [r.width, r.height]; })",
     )
+
+
+def representative_pages(site: Path) -> list[str]:
+    """URL paths ("" is the home page) of one page of each kind, in every language: the home
+    and hardware pages, the latest page of each report, one older version's page, one "what
+    changed" page and one comparison page.
+
+    The browser tests drive behaviour that is the same code on every page (sorting, the zoom
+    overlay, the web font, ``keep-all``) on these pages; what differs from page to page (every
+    table's CSV, every figure's file, every character the font must hold) is checked on every
+    page without a browser (test_browser_pieces, test_webfonts). Clicking through all 40 pages
+    in Chromium took a third of ``make test`` on the 2-core machine."""
+    pages: list[str] = []
+    for prefix in sorted({p.parent.relative_to(site).parts[0] for p in site.glob("*/hardware/index.html")} | {""}):
+        root = site / prefix if prefix else site
+        base = f"{prefix}/" if prefix else ""
+        chosen = ["", "hardware/"] + sorted(f"reports/{p.parent.name}/" for p in root.glob("reports/*/index.html"))
+        for pattern in ("reports/*/v[0-9]*/index.html", "reports/*/changes/*/index.html", "comparisons/*/index.html"):
+            found = sorted(root.glob(pattern))
+            if found:
+                chosen.append(found[0].parent.relative_to(root).as_posix() + "/")
+        pages += [base + p for p in chosen]
+    return pages

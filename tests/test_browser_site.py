@@ -19,7 +19,15 @@ import yaml
 
 from generators.checks.parity import read_page
 from generators.site.nav import _Loader as MkdocsYamlLoader
-from tests.browser_helpers import chromium, inline_svg_sizes, load_all_images, needs_chromium, recording_page, serve
+from tests.browser_helpers import (
+    chromium,
+    inline_svg_sizes,
+    load_all_images,
+    needs_chromium,
+    recording_page,
+    representative_pages,
+    serve,
+)
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 REPORTS = "reports/"
@@ -265,8 +273,14 @@ def _switch_there_and_back(page, base_url: str, en: str, zh: str) -> str:
 
 
 @needs_chromium
-def test_language_switcher_goes_to_chinese_and_back_on_every_report_page(page, base_url, report_pages):
+def test_language_switcher_goes_to_chinese_and_back_on_every_report_page(page, base_url, report_pages, built_site):
+    """Every report page's switcher names its twin, and the twin exists; the round trip through
+    the switcher (the same script on every page) is clicked on one page of each kind."""
     for en, zh in report_pages:
+        assert zh and (built_site.site / zh / "index.html").is_file(), en
+    clicked = [(en, zh) for en, zh in report_pages if en in representative_pages(built_site.site)]
+    assert len(clicked) >= 5
+    for en, zh in clicked:
         assert _switch_there_and_back(page, base_url, "/" + en, "/" + zh), zh
         assert _heading(page), en
     assert page.problems == []

@@ -25,6 +25,8 @@ DEEPSEEK_CONFIG_671B = {
     "n_routed_experts": 256,
     "n_shared_experts": 1,
     "n_activated_experts": 8,
+    "n_expert_groups": 8,
+    "n_limited_groups": 4,
     "q_lora_rank": 1536,
     "kv_lora_rank": 512,
     "qk_nope_head_dim": 128,
@@ -49,7 +51,7 @@ def deepseek():
 
 
 def test_every_deepseek_value_is_the_configs_value_under_the_cited_key(deepseek):
-    assert len(deepseek.cited) == 15
+    assert len(deepseek.cited) == 17
     for name, dim in deepseek.cited.items():
         assert dim.source == "config", name
         assert DEEPSEEK_CONFIG_671B[dim.key] == dim.value, name
@@ -63,7 +65,7 @@ def test_deepseek_shapes_are_the_published_ones(deepseek):
     assert (deepseek.dense_layers, deepseek.moe_layers, deepseek.intermediate_size) == (3, 58, 18432)
     assert (att.kind, att.num_heads, att.q_lora_rank, att.kv_lora_rank) == ("mla", 128, 1536, 512)
     assert (att.qk_nope_head_dim, att.qk_rope_head_dim, att.v_head_dim) == (128, 64, 128)
-    assert deepseek.moe == llm_model.MoeSpec(256, 8, 1, 2048)
+    assert deepseek.moe == llm_model.MoeSpec(256, 8, 1, 2048, expert_groups=8, limited_groups=4)
     source = deepseek.sources["config"]
     assert source.url.endswith("inference/configs/config_671B.json") and source.date == "2024-12-26"
 
@@ -113,6 +115,9 @@ DEEPSEEK_TEXT = (MODELS / "deepseek-v3.yml").read_text(encoding="utf-8")
         (lambda t: t.replace('date: "2024-12-26"', 'date: "Dec 2024"', 1), "sources[0].date: 'Dec 2024' is not"),
         (lambda t: t.replace("      zh: 前 3 层", "      zh: ' '\n      x: 前 3 层"), "a note needs text"),
         (lambda t: t + "rope_theta: 10000\n", "Object contains unknown field `rope_theta`"),
+        (lambda t: t.replace("expert_groups: {value: 8", "expert_groups: {value: 3"), "must divide routed_experts"),
+        (lambda t: t.replace("      value: 4\n", "      value: 16\n"), "limited_groups.value: more than"),
+        (lambda t: t.replace("expert_groups: {value: 8, source: config, key: n_expert_groups}", ""), "go together"),
     ],
 )
 def test_malformed_model_file_is_one_user_error_naming_file_and_field(tmp_path, edit, message):

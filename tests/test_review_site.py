@@ -208,7 +208,10 @@ def _compose(page, author: str, body: str) -> str:
     )
     new = set(page.eval_on_selector_all(".ps-thread", "ts => ts.map(t => t.dataset.thread)")) - before
     if len(new) > 1:  # the live panel also brought in a thread written on the other language's page
-        new = {t for t in new if body in page.inner_text(f"#thread-{t}")}
+        # by the body's plain words (markup in it is shown escaped, not as typed) and author;
+        # textContent, not innerText: a thread the panel shows collapsed has no rendered text
+        words = body.split("<")[0].strip()
+        new = {t for t in new if words in (text := page.text_content(f"#thread-{t}") or "") and author in text}
     (new,) = new
     return new
 

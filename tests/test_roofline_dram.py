@@ -185,3 +185,72 @@ def test_the_measured_roofline_figure_draws_every_mla_batch_by_hand(roofline, op
         text = prose.strip(fig.caption)
         assert ("512" in text and "295.3" in text and "240.7" in text) if code == "en" else "512" in text
         assert fig.caption.count(prose.CLAIM_CLOSE) == 3  # the three sentences about the stars hold and are marked
+
+
+def test_on_the_measured_roofline_every_gemm_at_the_largest_m_is_compute_bound_by_hand(roofline, ops, peaks):
+    """The reading of the roofline page (finding 1): at M = 4,096 every GEMM is compute-bound on
+    the measured roofline (FLOPs ÷ measured peak above bytes ÷ measured DRAM ceiling), though one
+    (kv_b_proj in FP8) is memory-bound on the specification's; the fact the page counts with."""
+    ceiling = roofline.facts["measured.dram_bandwidth"].value
+    peak = {m["dtype"]: m["flop_per_s"] for m in peaks["matmul"]}
+    gemms = [r for r in ops if r["op"] == "gemm" and r.get("series") == "main" and r["m"] == 4096]
+    measured = sum(r["flops"] / peak[r["dtype"]] > r["bytes"] / ceiling for r in gemms)
+    spec = sum(r["flops"] / {"bf16": 989.4e12, "fp8": 1978.9e12}[r["dtype"]] > r["bytes"] / 3.35e12 for r in gemms)
+    assert (len(gemms), measured, spec) == (18, 18, 17)
+    assert roofline.facts["measured.gemm.m4096.roof_compute_bound"].value == measured
+    assert roofline.facts["measured.gemm.m4096.count"].value == len(gemms)
+
+
+def test_the_fastest_operator_record_and_the_streams_faster_than_it(roofline, ops):
+    """Finding 2: the fastest operator record (every record but the memory streams) is below the
+    DRAM ceiling, and the capture's own DRAM streams are faster than it (so the page's sentence
+    is about operator records)."""
+    streams = ("dram_copy", "dram_read", "l2_copy", "l2_read")
+    fastest = max(r["bytes"] / r["median_s"] for r in ops if r["op"] not in streams)
+    assert roofline.facts["measured.kernel_bandwidth_max"].value == pytest.approx(fastest, rel=1e-12)
+    assert "measured.kernel_bandwidth_max.is.lm_head.bf16.m1.flush_read" in roofline.facts
+    own = [r["bytes"] / r["median_s"] for r in ops if r["op"] in ("dram_copy", "dram_read")]
+    assert min(own) > fastest and fastest < roofline.facts["measured.dram_bandwidth"].value
+
+
+def test_sums_and_copies_timed_alone_and_in_a_graph_by_hand(roofline, peaks):
+    """Finding 4: in a CUDA graph the sums are faster than timed alone at every size, by a
+    roughly constant time; the copies are slower in a graph from 512 MiB on."""
+    med = {(r["name"], r["buffer_bytes"] >> 20, r["method"]): r["median_s"] for r in peaks["memory"] if "method" in r}
+    sizes = sorted({s for _, s, _ in med})
+    assert sizes == [256, 512, 1024, 2048, 4096]
+    fact = roofline.facts
+    for name in ("dram_read_sum", "dram_read_rows", "dram_copy"):
+        gaps = [(med[(name, s, "events")] - med[(name, s, "graph")]) * 1e9 for s in sizes]
+        key = f"measured.dram.peaks.{name}"
+        assert fact[f"{key}.sizes"].value == 5
+        assert fact[f"{key}.graph_faster"].value == sum(g > 0 for g in gaps)
+        assert fact[f"{key}.gap_min"].value == pytest.approx(min(gaps), rel=1e-9)
+        assert fact[f"{key}.gap_max"].value == pytest.approx(max(gaps), rel=1e-9)
+    copy = [med[("dram_copy", s, "graph")] > med[("dram_copy", s, "events")] for s in sizes]
+    assert copy == [False, True, True, True, True]
+    assert fact["measured.dram.peaks.dram_copy.graph_slower_from"].value == 512
+    assert "measured.dram.peaks.dram_read_sum.graph_slower_from" not in fact
+    assert fact["measured.dram.peaks.dram_read_sum.graph_faster"].value == 5
+
+
+def test_the_routed_experts_stay_lowest_up_to_where_the_order_changes_by_hand(roofline):
+    """The curves caption's end batch: every whole batch from 2 on, the decode GEMMs of each
+    weight format's panel written out by hand (tests/test_roofline_pages.py's intensity; BF16
+    adds the BF16-only GEMMs), up to the first batch where a routed expert is not the lowest."""
+    from tests.test_roofline_pages import EXPERTS, LINEAR, intensity, per_expert
+
+    bf16_only = {"q_nope_w_kc": (512, 128), "attn_w_vc": (128, 512), "router_gate": (256, 7168)}
+    bf16_only["lm_head"] = (129280, 7168)
+
+    def holds(fmt: str, b: int) -> bool:
+        others = {**LINEAR, **(bf16_only if fmt == "bf16" else {})}
+        low = min(intensity(fmt, n, k, b) for n, k in others.values())
+        return max(intensity(fmt, n, k, per_expert(b)) for n, k in EXPERTS.values()) < low
+
+    b = 2
+    while all(holds(fmt, b) for fmt in ("bf16", "fp8", "fp4")):
+        b += 1
+    row = roofline.lowest[roofline.lowest["model"] == "deepseek-v3"].iloc[0]
+    assert int(row["lowest_to"]) == b - 1 == 3304
+    assert not holds("bf16", b) and holds("fp8", b) and holds("fp4", b)

@@ -241,7 +241,8 @@ def _median(values: list[float]) -> float:
 
 def test_gemm_medians_are_over_the_gemms_the_prose_names(pages, raw):
     """The median error at M = 1 and 4,096 over the GEMMs alone (not the batched matmuls), and
-    how many of them are compute-bound at 4,096 on the H100 specification."""
+    how many of them are compute-bound at 4,096: 17 on the H100 specification, all 18 on the
+    measured roofline the sentence is about (the reading of the page found the 17 there)."""
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", "", pages["en"]))
     gemms = {m: [r for r in raw if r["op"] == "gemm" and r["m"] == m] for m in (1, 4096)}
     assert len(gemms[1]) == len(gemms[4096]) == 18
@@ -252,9 +253,20 @@ def test_gemm_medians_are_over_the_gemms_the_prose_names(pages, raw):
         > (weight_bytes(r["dtype"], r["n"], r["k"]) + 2 * r["m"] * (r["n"] + r["k"])) / bandwidth
         for r in gemms[4096]
     )
-    assert compute == 17
+    peaks_file = json.loads(PEAKS.read_text())
+    measured = {m["dtype"]: m["flop_per_s"] for m in peaks_file["matmul"]}
+    ceiling = max(
+        [r["bytes_moved"] / r["median_s"] for r in peaks_file["memory"]]
+        + [sum(r["bytes_detail"].values()) / r["median_s"] for r in raw if r["op"] in ("dram_copy", "dram_read")]
+    )
+    on_measured = sum(
+        2 * r["m"] * r["n"] * r["k"] / measured[r["dtype"]]
+        > (weight_bytes(r["dtype"], r["n"], r["k"]) + 2 * r["m"] * (r["n"] + r["k"])) / ceiling
+        for r in gemms[4096]
+    )
+    assert (compute, on_measured) == (17, 18)
     assert "the median error of the 18 GEMMs (the batched matmuls apart) at M = 1 is" in text
-    assert f"instead of {err[1]:.1f}%, and at M = 4,096, where {compute} of the 18 GEMMs are compute-bound" in text
+    assert f"instead of {err[1]:.1f}%. At M = 4,096 all 18 GEMMs are compute-bound on that roofline" in text
     assert f"instead of {err[4096]:.1f}%." in text
 
 
@@ -315,7 +327,7 @@ def test_serving_tables_of_each_gpu_by_hand(pages, gpu):
             e = row_cells(page, f"roofline.ep_traffic/ep-traffic.deepseek-v3/{gpu}.{b}")
             step = hand.hand_step(gpu, b, 1)
             assert _close(e[2], step["moe_compute_s"] * 1e6) and _close(e[3], step["moe_memory_s"] * 1e6)
-            assert _close(e[4], step["ep_s"] * 1e6)
+            assert _close(e[4], step["moe_ops_s"] * 1e6) and _close(e[5], step["ep_s"] * 1e6)
         for layout, tp in (("dp", 1), ("tp", hand.TP)):
             r = row_cells(page, f"roofline.kv_layouts/kv-layouts.deepseek-v3/{gpu}.{layout}")
             limit = hand.kv_cap(gpu, tp)

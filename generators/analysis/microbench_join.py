@@ -66,6 +66,7 @@ COMPARE_COLUMNS = [
     "ratio",
     "attainable_flop_per_s",
     "measured_roof_s",
+    "measured_roof_bound",
     "measured_roof_error",
     "achieved_flop_per_s",
     "stands_for",
@@ -183,6 +184,7 @@ def compare(
                 "ratio": measured / spec["predicted_s"],
                 "attainable_flop_per_s": spec["attainable_flop_per_s"],
                 "measured_roof_s": measured_roof["predicted_s"] if measured_roof else None,
+                "measured_roof_bound": measured_roof["bound"] if measured_roof else None,
                 "measured_roof_error": (
                     op_roofline.ERROR(T_measured=measured, T=measured_roof["predicted_s"]) if measured_roof else None
                 ),

@@ -25,7 +25,9 @@ is ``{value, source, key, note}``: ``source`` is the id of an entry under ``sour
       intermediate_size: {value: 18432, ...}   # the dense SwiGLU FFN
       dense_layers: {value: 3, ...}            # the first N layers are dense; all layers without moe
       moe:                                     # optional: routed_experts, active_experts,
-        routed_experts: {value: 256, ...}      # shared_experts, expert_intermediate_size
+        routed_experts: {value: 256, ...}      # shared_experts, expert_intermediate_size;
+                                               # optional: expert_groups, limited_groups (the
+                                               # groups the router may pick from per token)
     notes:
       - {en: "...", zh: "..."}
 
@@ -75,6 +77,8 @@ class Moe(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     active_experts: Dim
     shared_experts: Dim
     expert_intermediate_size: Dim
+    expert_groups: Dim | None = None  # the routed experts fall into this many groups
+    limited_groups: Dim | None = None  # a token's experts come from at most this many groups
 
 
 class Ffn(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
@@ -121,6 +125,8 @@ class MoeSpec:
     active_experts: int
     shared_experts: int
     expert_intermediate_size: int
+    expert_groups: int | None = None
+    limited_groups: int | None = None
 
 
 @dataclass(frozen=True)
@@ -186,6 +192,13 @@ def _check_shapes(path: Path, doc: ModelFile) -> None:
         raise UserError(path, "ffn.dense_layers.value: a model without ffn.moe has only dense layers")
     if moe is not None and moe.active_experts.value > moe.routed_experts.value:
         raise UserError(path, "ffn.moe.active_experts.value: more active experts than routed experts")
+    if moe is not None and (moe.expert_groups is None) != (moe.limited_groups is None):
+        raise UserError(path, "ffn.moe: expert_groups and limited_groups go together")
+    if moe is not None and moe.expert_groups is not None and moe.limited_groups is not None:
+        if moe.routed_experts.value % moe.expert_groups.value:
+            raise UserError(path, "ffn.moe.expert_groups.value: must divide routed_experts")
+        if moe.limited_groups.value > moe.expert_groups.value:
+            raise UserError(path, "ffn.moe.limited_groups.value: more than expert_groups")
     att = doc.attention
     if isinstance(att, Gqa) and att.num_heads.value % att.num_kv_heads.value:
         raise UserError(path, "attention.num_kv_heads.value: must divide attention.num_heads")
@@ -200,6 +213,10 @@ def _attention(doc: ModelFile) -> MlaSpec | GqaSpec:
         return MlaSpec(**{f: getattr(att, f).value for f in fields})
     head_dim = att.head_dim.value if att.head_dim else doc.hidden_size.value // att.num_heads.value
     return GqaSpec(att.num_heads.value, att.num_kv_heads.value, head_dim)
+
+
+def _value(dim: Dim | None) -> int | None:
+    return None if dim is None else dim.value
 
 
 def read(path: str | os.PathLike[str]) -> ModelSpec:
@@ -219,7 +236,7 @@ def read(path: str | os.PathLike[str]) -> ModelSpec:
         attention=_attention(doc),
         intermediate_size=doc.ffn.intermediate_size.value,
         dense_layers=doc.ffn.dense_layers.value,
-        moe=None if moe is None else MoeSpec(*(getattr(moe, f).value for f in Moe.__struct_fields__)),
+        moe=None if moe is None else MoeSpec(*(_value(getattr(moe, f)) for f in Moe.__struct_fields__)),
         sources={s.id: s for s in doc.sources},
         cited=dims,
     )

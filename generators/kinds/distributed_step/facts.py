@@ -18,9 +18,12 @@ DDP job):
                                   those collectives' kernel time; ``max_wait`` the longest
 ``last_arrivals``                 collectives at which the rank started last
 ``clipped``                       waits cut at the kernel's duration
+``wait.<collective>``             summed wait in the lined-up collectives of that name
+                                  (``allreduce``, ``broadcast``; every process group)
 ``range.<name>.kernel_time``      kernel time launched in range <name> (report.yml
-                                  ``ranges``); ``.comm_time`` the NCCL part; ``.wall``
-                                  the wall time of its windows (host clock)
+                                  ``ranges``); ``.comm_time`` the NCCL part,
+                                  ``.compute_time`` the rest; ``.wall`` the wall time of
+                                  its windows (host clock)
 ================================  ========================================================
 
 The same facts of the straggler as ``straggler.<fact>``, and of the other ranks together
@@ -76,6 +79,15 @@ def _rank(entry, waits) -> dict[str, Quantity]:
     if entry.mean_step_ns is not None:
         out["step_time"] = Quantity(entry.mean_step_ns, "ns")
     return out
+
+
+def _waits_by_collective(c, rank: int) -> dict[str, Quantity]:
+    """The rank's summed wait per collective name (``wait.allreduce``), over process groups."""
+    sums: dict[str, int] = {}
+    for x in c.lineups:
+        if rank in x.ranks and _NAME.fullmatch(x.collective):  # names a condition can spell
+            sums[x.collective] = sums.get(x.collective, 0) + int(x.wait_sum_ns[x.ranks.index(rank)])
+    return {f"wait.{name}": Quantity(ns, "ns") for name, ns in sorted(sums.items())}
 
 
 def _step_period(entry, step_range: str) -> Quantity | None:
@@ -137,7 +149,9 @@ def facts(result) -> dict[str, Quantity]:
             if r is not None:
                 per_rank[f"range.{name}.kernel_time"] = Quantity(r.kernel_ns, "ns")
                 per_rank[f"range.{name}.comm_time"] = Quantity(r.comm_ns, "ns")
+                per_rank[f"range.{name}.compute_time"] = Quantity(r.kernel_ns - r.comm_ns, "ns")
                 per_rank[f"range.{name}.wall"] = Quantity(r.wall_ns, "ns")
+        per_rank.update(_waits_by_collective(c, e.rank))
         out.update({f"rank.{e.rank}.{k}": q for k, q in per_rank.items()})
         if e.rank == s.rank:
             out.update({f"straggler.{k}": q for k, q in per_rank.items()})

@@ -141,6 +141,60 @@ def curves(models: list[ModelSpec], config: Config) -> pd.DataFrame:
     return out[["model", *[c for c in out.columns if c != "model"]]]
 
 
+LOWEST_COLUMNS = ["model", "panels", "panels_with_experts", "lowest_to"]
+
+
+def _experts_below(part: pd.DataFrame) -> dict[int, bool]:
+    """Per batch of one panel: whether every routed-expert GEMM is below every other GEMM of it."""
+    experts = part["op"].str.startswith("experts_")
+    top = part[experts].groupby("batch")["intensity"].max()
+    bottom = part[~experts].groupby("batch")["intensity"].min()
+    return {int(b): bool(top[b] < bottom[b]) for b in top.index if b in bottom.index}
+
+
+def experts_lowest(models: list[ModelSpec], config: Config, curves: pd.DataFrame) -> pd.DataFrame:
+    """Per model (``LOWEST_COLUMNS``): the panels of the curves figure (one per weight format), those
+    with routed experts, and the largest batch up to which, from batch 2 on, every routed-expert GEMM
+    of every panel has a lower intensity than every other GEMM of its panel (None: never, or no
+    routed experts). Found on the figure's batches, then batch by batch between the last of them
+    where it holds and the next, so that the end is where the order changes, not a drawn point."""
+    rows = []
+    for m in models:
+        cv = curves[curves["model"] == m.id]
+        panels = list(dict.fromkeys(cv["weights"]))
+        grid = {}  # panel -> (last drawn batch where it holds, first where it does not)
+        for w in panels:
+            part = cv[(cv["weights"] == w) & (cv["dtype"] == w)]
+            if not part["op"].str.startswith("experts_").any():
+                continue
+            below = _experts_below(part)
+            end, after = None, None
+            for b in sorted(b for b in below if b >= 2):
+                if not below[b]:
+                    after = b
+                    break
+                end = b
+            grid[w] = (end, after)
+        lowest = None
+        if grid and all(end is not None for end, _ in grid.values()):
+            # a panel's end lies between its two drawn batches: refine the panels in order of their
+            # drawn end, and skip one whose drawn end is already past the lowest refined end
+            for w, (end, after) in sorted(grid.items(), key=lambda kv: kv[1][0]):
+                if lowest is not None and end >= lowest:
+                    continue
+                if after is not None and after > end + 1:
+                    between = list(range(end + 1, after))
+                    fine = op_roofline.intensity_curves(m, [w], between, acts_of(config, m))
+                    fine_below = _experts_below(fine[fine["dtype"] == w])
+                    for b in between:
+                        if not fine_below[b]:
+                            break
+                        end = b
+                lowest = end if lowest is None else min(lowest, end)
+        rows.append((m.id, len(panels), len(grid), lowest))
+    return pd.DataFrame(rows, columns=LOWEST_COLUMNS)
+
+
 #: Columns of ``ceilings``: every memory ceiling the page knows, the capture's and the peaks
 #: capture's, with how each was timed; ``ceiling`` marks the DRAM ceiling (the fastest DRAM row).
 CEILING_COLUMNS = [

@@ -9,6 +9,11 @@ Hardware (spec, and the measured roofline of the measured GPU):
 ``measured.dram_bandwidth``, ``.of_spec``   the capture's DRAM ceiling, its share of spec
 ``measured.l2_read_bandwidth``,             the capture's L2 ceilings
 ``measured.l2_copy_bandwidth``
+``measured.dram.<source>.<op>.<method>.``   one DRAM stream's rate (``<N>mib``: at a buffer;
+                                            without: the best); ``.graph_faster``,
+                                            ``.sizes``, ``.gap_min`` / ``_max``,
+                                            ``.graph_slower_from``: graph against one op
+                                            timed alone (``_graph_vs_events``)
 ==========================================  ===============================================
 
 Per model, prefixed with its id (``deepseek-v3.``) and, for the page's subject, also with
@@ -35,6 +40,8 @@ Per model, prefixed with its id (``deepseek-v3.``) and, for the page's subject, 
 ``<gpu>.<w>.<phase>.<size>.top1.share``     the largest of them
 ``measured_ops``                            ops of its table joined to a measured time
                                             (distinct op, dtype and m)
+``curves.experts_lowest_to``                the curves caption's end batch (``experts_lowest``);
+``curves.panels`` / ``.panels_with_experts``
 ==========================================  ===============================================
 
 Measured points (the version's microbenchmarks against their predictions, spec roofline):
@@ -45,7 +52,8 @@ Measured points (the version's microbenchmarks against their predictions, spec r
                                             attention adds ``.kv<L>``
 ``measured.gemm.m<M>.error_median``,        error (measured ÷ predicted − 1) of the GEMMs
 ``_min``, ``_max``, ``.count``, ``.compute_bound`` at M (not the batched matmuls); ``roof_error_median``
-                                            against the measured roofline
+                                            and ``.roof_compute_bound`` against the measured
+                                            roofline
 ``measured.gemm.m<M>.fp8_speedup_median``   BF16 time ÷ FP8 time of the same GEMM shape;
 ``measured.gemm.m<M>.fp8_speedup_predicted`` the same predicted (median)
 ``measured.rmsnorm.m1.time`` / ``.predicted`` one RMSNorm row, measured and predicted
@@ -145,6 +153,7 @@ def _hardware(result) -> dict[str, Quantity]:
         for r in dram.itertuples():
             mib = int(r.buffer_bytes or 0) >> 20
             out[f"measured.dram.{r.source}.{r.op}.{r.method}.{mib}mib"] = Quantity(r.bytes_per_s, "bytes_per_s")
+        out.update(_graph_vs_events(dram))
         flushed = dram[dram["l2_flushed"]]
         if len(flushed):
             out["measured.dram.flushed_max"] = Quantity(flushed["bytes_per_s"].max(), "bytes_per_s")
@@ -153,6 +162,37 @@ def _hardware(result) -> dict[str, Quantity]:
             out["measured.dram.unflushed_min"] = Quantity(unflushed["bytes_per_s"].min(), "bytes_per_s")
     for row in c[~c["dram"]].itertuples():
         out[f"measured.{row.op}_bandwidth"] = Quantity(row.bytes_per_s, "bytes_per_s")
+    return out
+
+
+def _graph_vs_events(dram: pd.DataFrame) -> dict[str, Quantity]:
+    """Per source and stream timed both ways at the same buffer sizes
+    (``measured.dram.<source>.<op>.``): ``sizes``, how many; ``graph_faster``, at how many the
+    graph's replay ÷ its ops is faster than one op timed alone; ``gap_min`` / ``gap_max``, the
+    one op's median time minus the graph's per op (ns); ``graph_slower_from``, the smallest buffer
+    (MiB) from which the graph is slower at that size and every larger one (absent: not at the
+    largest)."""
+    out = {}
+    for (source, op), part in dram.groupby(["source", "op"], sort=False):
+        both = part.pivot_table(index="buffer_bytes", columns="method", values="median_s")
+        if not {"events", "graph"} <= set(both.columns):
+            continue
+        both = both.dropna().sort_index()
+        if both.empty:
+            continue
+        key = f"measured.dram.{source}.{op}"
+        gap = (both["events"] - both["graph"]) * 1e9
+        out[f"{key}.sizes"] = Quantity(len(both), "count")
+        out[f"{key}.graph_faster"] = Quantity(int((gap > 0).sum()), "count")
+        out[f"{key}.gap_min"] = Quantity(float(gap.min()), "ns")
+        out[f"{key}.gap_max"] = Quantity(float(gap.max()), "ns")
+        slower_from = None
+        for size, g in zip(reversed(both.index), reversed(gap.tolist())):
+            if g >= 0:
+                break
+            slower_from = int(size) >> 20
+        if slower_from is not None:
+            out[f"{key}.graph_slower_from"] = Quantity(slower_from, "count")
     return out
 
 
@@ -316,6 +356,7 @@ def _model(result, model_id: str) -> dict[str, Quantity]:
     out.update(_steps(ops, result.totals[result.totals["model"] == model_id]))
     measured = ops[ops["measured_s"].notna()]
     out["measured_ops"] = Quantity(len(measured[["op", "dtype", "m"]].drop_duplicates()), "count")
+    out.update({k: Quantity(v, "count") for k, v in experts_lowest(result.lowest, model_id).items()})
     return out
 
 
@@ -344,6 +385,8 @@ def _measured(result) -> dict[str, Quantity]:
         out[f"{key}.error_max"] = Quantity(part["error"].max(), "fraction")
         if part["measured_roof_error"].notna().any():
             out[f"{key}.roof_error_median"] = Quantity(part["measured_roof_error"].median(), "fraction")
+            roof_compute = int((part["measured_roof_bound"] == "compute").sum())
+            out[f"{key}.roof_compute_bound"] = Quantity(roof_compute, "count")
         pairs = part[part["op"] == "gemm"].pivot_table(
             index="name", columns="dtype", values=["measured_s", "predicted_s"]
         )
@@ -659,29 +702,14 @@ def _tables_min(result, out: dict[str, Quantity]) -> dict[str, Quantity]:
     }
 
 
-def experts_lowest(cv, panels: list[str]) -> dict[str, float]:
-    """Facts of the curves caption: the largest batch up to which, from batch 2 on, every routed-expert
-    GEMM of every panel has a lower intensity than every other GEMM of its panel (absent: never, or a
-    model without routed experts), and how many panels have routed experts."""
-    out = {"curves.panels": len(panels), "curves.panels_with_experts": 0}
-    ends = []
-    for w in panels:
-        part = cv[(cv["weights"] == w) & (cv["dtype"] == w)]
-        experts = part["op"].str.startswith("experts_")
-        if not experts.any():
-            continue
-        out["curves.panels_with_experts"] += 1
-        end = None
-        for b in sorted(set(part["batch"])):
-            if b < 2:
-                continue
-            at = part["batch"] == b
-            if part[at & experts]["intensity"].max() >= part[at & ~experts]["intensity"].min():
-                break
-            end = b
-        ends.append(end)
-    if ends and all(e is not None for e in ends):
-        out["curves.experts_lowest_to"] = min(ends)
+def experts_lowest(lowest: pd.DataFrame, model_id: str) -> dict[str, float]:
+    """Facts of the curves caption, from ``analysis.experts_lowest``: ``curves.panels``,
+    ``curves.panels_with_experts`` and ``curves.experts_lowest_to`` (absent: never, or a model
+    without routed experts)."""
+    row = lowest[lowest["model"] == model_id].iloc[0]
+    out = {"curves.panels": int(row["panels"]), "curves.panels_with_experts": int(row["panels_with_experts"])}
+    if row["lowest_to"] is not None and row["lowest_to"] == row["lowest_to"]:
+        out["curves.experts_lowest_to"] = int(row["lowest_to"])
     return out
 
 

@@ -43,6 +43,7 @@ class Roofline:
     dominant: pd.DataFrame  # model, gpu, the top ops per phase, size and weights
     crossings: pd.DataFrame  # model, gpu, op_roofline.CROSSING_COLUMNS
     curves: pd.DataFrame  # model, op_roofline.CURVE_COLUMNS
+    lowest: pd.DataFrame  # analysis.LOWEST_COLUMNS: up to which batch the routed experts are lowest
     compare: pd.DataFrame  # microbench_join.COMPARE_COLUMNS: every measured point vs its prediction
     formats: pd.DataFrame  # op_roofline.FORMAT_COLUMNS
     weights: pd.DataFrame  # analysis.WEIGHT_COLUMNS: every model's weight bytes per format
@@ -158,6 +159,7 @@ def compute(cat: Catalog, options: dict[str, str]) -> Roofline:
     if peaks_ref is not None:
         paths["peaks"] = cat.display(cat.file(peaks_ref, layout.PEAKS))
     crossings = analysis.crossings(model_list, gpu_list, config)
+    curves = analysis.curves(model_list, config)
     deploy = analysis.deployments(model_list, gpu_list, config)
     through = analysis.throughput(model_list, gpu_list, config, deploy)
     result = Roofline(
@@ -173,7 +175,8 @@ def compute(cat: Catalog, options: dict[str, str]) -> Roofline:
         totals=analysis.per_model_gpu(model_list, ops, op_roofline.totals),
         dominant=analysis.per_model_gpu(model_list, ops, lambda m, part: op_roofline.dominant(part, top=3)),
         crossings=crossings,
-        curves=analysis.curves(model_list, config),
+        curves=curves,
+        lowest=analysis.experts_lowest(model_list, config, curves),
         compare=microbench_join.compare(bench.ops, measured_gpu, bandwidth, peaks_measured, names),
         formats=op_roofline.formats(),
         weights=analysis.weights(model_list, config),

@@ -100,7 +100,7 @@ def headroom(result, tr: Translator, options: dict) -> object:
     calls, launches = result.facts.get(f"{p}.launch_calls_per_step"), result.facts.get(f"{p}.launches_per_step")
     graph = calls is not None and launches is not None and calls.value < launches.value
     unmeasured = False
-    rows = 0
+    shown: list[str] = []
     for key, label, now, floor, room in HEADROOM:
         values = [result.facts.get(f"{p}.{k}") for k in (now, floor, room)]
         text = tr.gettext(GRAPH_HOST if key == "host" and graph else label)
@@ -108,13 +108,13 @@ def headroom(result, tr: Translator, options: dict) -> object:
             missing = tr.gettext(NOT_MEASURED)
             t.row(key, text, Cell(missing, None), values[1].value, Cell(missing, None))
             unmeasured = True
-            rows += 1
+            shown.append(key)
             continue
         if any(q is None for q in values):
             continue
         t.row(key, text, *[q.value for q in values])
-        rows += 1
-    if not rows:  # never an empty table: what would size the recommendations
+        shown.append(key)
+    if not shown:  # never an empty table: what would size the recommendations
         text = tr.gettext(
             N_(
                 "No recommendation can be sized for this version: the host overhead needs the wall time without "
@@ -125,26 +125,72 @@ def headroom(result, tr: Translator, options: dict) -> object:
         text = prose.method(text)  # what a sizing needs, and where the page's finding is
         weights = _weights(result, tr)
         return fragment((tr.spaced(text, weights) if weights else text) + "\n")
-    note = tr.gettext(
-        N_(
-            "Per decode step (one token). Host overhead: now the decode step's time without the prefill (the "
-            "device span of the decode range's kernels ÷ its steps, in the profiled run), floor the kernel time "
-            "per step (what a step costs once the host no longer holds the GPU up; with a CUDA graph, what is "
-            "left is the GPU's idle time between the graph's kernels). "
-            "Fusion: now the time of the elementwise, copy and reduction kernels, floor their DRAM bytes at "
-            "the measured DRAM ceiling. Weight streaming: now the trace time of the weight-streaming "
-            "GEMM/GEMV call sites, floor their DRAM bytes (Nsight Compute) at the measured DRAM ceiling; the last row "
-            "holds every kernel of the step against that floor. The headrooms overlap: the "
-            "kernel-side ones only pay once the host overhead is gone."
-        ),
-    )
-    note = prose.method_block(note)  # the table's definitions
+    note = _note(result, shown, graph, tr)
     if unmeasured:
         note = tr.spaced(note, _why_unmeasured(result, p, tr))
     weights = _weights(result, tr)
     if weights:
         note = tr.spaced(note, weights)
     return fragment(t.build(), note + "\n")
+
+
+#: the definition of each row of the headroom table, in the table's order ({ceiling}: which DRAM ceiling)
+ROW_NOTES = {
+    "host": N_(
+        "Host overhead: now the decode step's time without the prefill (the device span of the decode range's "
+        "kernels ÷ its steps, in the profiled run), floor the kernel time per step (what a step costs once the "
+        "host no longer holds the GPU up)."
+    ),
+    "graph": N_(
+        "Gaps between the graph's kernels: now the decode step's time without the prefill (the device span of "
+        "the decode range's kernels ÷ its steps, in the profiled run), floor the kernel time per step; with a "
+        "CUDA graph the host no longer holds the GPU up, and what is left is the GPU's idle time between the "
+        "graph's kernels."
+    ),
+    "fusion": N_(
+        "Fusion: now the time of the elementwise, copy and reduction kernels, floor their DRAM bytes (Nsight "
+        "Compute) at {ceiling}."
+    ),
+    "gemm": N_(
+        "Weight streaming: now the trace time of the weight-streaming GEMM/GEMV call sites, floor their DRAM "
+        "bytes (Nsight Compute) at {ceiling}."
+    ),
+    "kernels": N_("The last row holds every kernel of the step against the weight-streaming floor."),
+}
+#: the floors of the kernel-side rows divide by this ceiling
+CEILING_MEASURED = N_("the measured DRAM ceiling")
+CEILING_SPEC = N_("the DRAM bandwidth of the GPU's specification (no measured ceiling)")
+#: more than one row: the headrooms do not add up
+OVERLAP = N_("The headrooms overlap: the kernel-side ones only pay once the host overhead is gone.")
+#: no kernel-side row: what their floors need (a definition) ...
+NO_KERNEL_SIDE = N_(
+    "The kernel-side recommendations (fusing the elementwise, copy and reduction chains; streaming the weights "
+    "at the DRAM ceiling) have no row in this version: their floors need the kernels' DRAM bytes, which only "
+    "Nsight Compute measures."
+)
+#: ... and that this capture did not measure them
+NO_NCU = N_("This capture ran no Nsight Compute.")
+
+
+def _note(result, shown: list[str], graph: bool, tr: Translator) -> str:
+    """The table's note: one definition per row it shows, that the headrooms overlap when
+    there are several, and why the kernel-side rows are missing when none is shown."""
+    p = result.config.primary
+    ceiling = tr.gettext(CEILING_MEASURED if "bandwidth.measured" in result.facts else CEILING_SPEC)
+    parts = [tr.gettext(N_("Per decode step (one token)."))]
+    parts += [tr.gettext(ROW_NOTES["graph" if key == "host" and graph else key], ceiling=ceiling) for key in shown]
+    if "host" in shown and len(shown) > 1:
+        parts.append(tr.gettext(OVERLAP))
+    if not {"fusion", "gemm", "kernels"} & set(shown):
+        parts.append(tr.gettext(NO_KERNEL_SIDE))  # what the missing rows need
+    note = prose.method_block(tr.spaced(*parts))  # the definitions of the rows shown
+    # that this version lacks it: no launch profiled by Nsight Compute
+    lacks = (
+        ""
+        if {"fusion", "gemm", "kernels"} & set(shown)
+        else prose.claimed(tr, NO_NCU, result.facts, f"{p}.profiled == 0", covers="quantifier")
+    )
+    return tr.spaced(note, lacks)
 
 
 def _weights(result, tr: Translator) -> str | None:
@@ -394,6 +440,12 @@ def part_targets(result, tr: Translator, options: dict) -> object:
             share=fact(result, f"{p}.parts.unattributed_share", tr),
         )
     )
+    if not any(f"{p}.{room}" in facts for key, _, _, _, room in HEADROOM if key in ("fusion", "gemm")):
+        unsized = N_(
+            "Neither recommendation is sized in this version (no row in the headroom table above): the table "
+            "says which parts each one reaches, not what it would save."
+        )
+        legend = tr.spaced(legend, prose.method_block(tr.gettext(unsized)))  # what the version lacks
     sentences = [_targets_sentence(result, p, parts, key, label, tr) for key, label in REACHED_BY]
     return fragment(t.build(), legend + "\n", _joined(sentences) + "\n")
 

@@ -82,7 +82,8 @@ FORMULAS = [
         "Bandwidth of a call site: the median DRAM bytes of its profiled launches ÷ the median duration of its "
         "launches in the trace; beside it, the same bytes ÷ the median duration under Nsight Compute. "
         "Weight-streaming GEMM/GEMV bandwidth: Σ (bytes × launches) ÷ Σ trace time over the GEMM/GEMV call sites "
-        "with tensor-core work, compared with the measured DRAM ceiling and the specification."
+        "with tensor-core work, compared with the specification and, where the report names a peaks capture "
+        "(`measured_peaks`), the measured DRAM ceiling."
     ),
     N_(
         "Memory levels (Nsight Compute's hierarchical roofline): achieved L1 bytes per second {l1}, L2 {l2}, "
@@ -92,7 +93,8 @@ FORMULAS = [
     N_(
         "Weights and KV cache per step: the bytes of the weight matrices of the {mm}, {addmm} and {linear} calls "
         "and of the attention calls' keys and values, from their shapes and element types, ÷ the steps. Floors: "
-        "bytes ÷ the measured DRAM ceiling."
+        "bytes ÷ the measured DRAM ceiling (the specification's DRAM bandwidth where the report names no peaks "
+        "capture)."
     ),
 ]
 RULE_STEPS = [

@@ -262,7 +262,10 @@ def _step_figure(result, name: str, i: int, title: str, step, colors: dict, name
     handles.append((tr.gettext(N_("host launch call")), HOST))
     bottom.draw_with(_legend, handles)
     svg = figures.svg(plan, tr.lang)
-    alt = tr.gettext(N_("Step {step}: kernels by model part on a time axis, launch calls above"), step=step.index)
+    number = step.index + 1  # steps are numbered from 1 for readers, on every page (the fact is 0-based)
+    alt = tr.gettext(
+        N_("Step {step}: kernels by model part on a time axis, launch calls above"), step=tr.integer(number)
+    )
     calls = tr.ngettext(
         NN_("{count} host launch call above them", "{count} host launch calls above them"),
         len(c),
@@ -270,7 +273,7 @@ def _step_figure(result, name: str, i: int, title: str, step, colors: dict, name
     )
     legend = tr.gettext(
         N_("Step {step} of {range}, {title}: {kernels} kernels coloured by model part, {calls}."),
-        step=tr.integer(step.index),
+        step=tr.integer(number),
         range=result.config.range,  # a caption is plain text: no markup
         title=title,
         kernels=tr.integer(len(k)),

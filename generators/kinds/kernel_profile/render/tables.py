@@ -363,7 +363,35 @@ def variants(result, tr: Translator, options: dict) -> object:
             "kernel time launched inside the variant's attention ranges."
         )
     )
-    return fragment(t.build(), prose.method_block(note) + "\n")
+    return fragment(t.build(), tr.spaced(prose.method_block(note), _no_attention(result, tr)) + "\n")
+
+
+def _no_attention(result, tr: Translator) -> str:
+    """Why a variant's attention share is "—": no attention range opens inside the report's
+    range (a CUDA-graph replay records no operators); "" when every variant has the share."""
+    missing = [name for name in result.variants if f"{name}.attention_share" not in result.facts]
+    if not missing:
+        return ""
+    labels = tr.list(tr.pick(result.config.variants[name].label) for name in missing)
+    replays = [
+        f'fact("{n}.launch_calls_per_step") == 1 and fact("{n}.launch_api.cudaGraphLaunch.per_step") == 1'
+        for n in missing
+    ]
+    values = {"variants": labels, "range": L.code(result.config.range)}
+    graph = prose.claimed(
+        tr,
+        N_(
+            "Attention share “—”: in {variants} no attention range opens inside the {range} range: each step is "
+            "one CUDA-graph replay, which records no operators."
+        ),
+        result.facts,
+        " and ".join(replays),
+        covers="cause quantifier",
+        **values,
+    )
+    # otherwise the reason is the analysis's own finding: none of the ranges is in the range
+    none = N_("Attention share “—”: in {variants} no attention range opens inside the {range} range.")
+    return graph or prose.method(tr.gettext(none, **values))
 
 
 def longest(result, tr: Translator, options: dict) -> object:

@@ -265,6 +265,7 @@ def ep_traffic(result, tr: Translator, options: dict) -> object:
     t = TableBuilder(key_of("ep-traffic", model), tr)
     t.col("gpu", N_("GPU")).col("batch", N_("Batch per GPU"), "count")
     t.col("compute", N_("MoE layer: compute"), "us").col("memory", N_("MoE layer: memory"), "us")
+    t.col("ops", N_("MoE layer: its ops' roofline time"), "us")
     t.col("ep", N_("MoE layer: expert-parallel traffic"), "us").col("bound", N_("Largest"))
     t.col("fits", N_("KV fits"))
     names = {"compute": N_("compute"), "memory": N_("memory"), "ep": N_("traffic")}
@@ -278,6 +279,7 @@ def ep_traffic(result, tr: Translator, options: dict) -> object:
             int(r.batch),
             r.moe_compute_s * 1e9,
             r.moe_memory_s * 1e9,
+            r.moe_ops_s * 1e9,
             r.ep_s * 1e9,
             tr.gettext(names[r.moe_bound]),
             yes if r.fits else no,
@@ -285,8 +287,9 @@ def ep_traffic(result, tr: Translator, options: dict) -> object:
     legend = tr.gettext(
         N_(
             "One MoE layer (with its attention block) on one GPU: compute = its FLOPs ÷ peak, memory = its bytes ÷ "
-            "bandwidth, traffic = the batch × the bytes per token leaving the GPU ÷ NVLink one way; the largest of "
-            "the three bounds the layer."
+            "bandwidth, ops = the sum of its ops' roofline times (each op's larger of its own compute and memory "
+            "times), traffic = the batch × the bytes per token leaving the GPU ÷ NVLink one way. The layer takes "
+            "the larger of ops and traffic; Largest names the largest of compute, memory and traffic."
         )
     )
     return fragment(t.build(), prose.method_block(legend) + "\n")

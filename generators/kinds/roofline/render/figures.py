@@ -450,7 +450,7 @@ def curves(result, tr: Translator, options: dict) -> object:
             )
         )
     )
-    lowest = rl_facts.experts_lowest(cv, panels)
+    lowest = rl_facts.experts_lowest(result.lowest, model)
     upto = lowest.get("curves.experts_lowest_to")
     experts = prose.stated(
         tr.gettext(

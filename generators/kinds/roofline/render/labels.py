@@ -25,7 +25,7 @@ CEILINGS = {
     "dram_read": N_("DRAM read"),
     "l2_copy": N_("L2 copy (read + write)"),
     "l2_read": N_("L2 read"),
-    "d2d_copy": N_("DRAM copy (read + write)"),
+    "d2d_copy": N_("DRAM copy (read + write), timed with the matmul peaks"),
     "dram_read_sum": N_("DRAM read (sum to one value)"),
     "dram_read_rows": N_("DRAM read (row sums)"),
 }
@@ -48,6 +48,8 @@ DIMS = {
     "ffn.moe.active_experts": N_("Active experts per token"),
     "ffn.moe.shared_experts": N_("Shared experts"),
     "ffn.moe.expert_intermediate_size": N_("Expert FFN size"),
+    "ffn.moe.expert_groups": N_("Expert groups"),
+    "ffn.moe.limited_groups": N_("Expert groups a token's experts come from, at most"),
 }
 #: Formula name (``analysis.formulas.Formula.name``) -> what it computes.
 FORMULAS = {

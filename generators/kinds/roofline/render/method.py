@@ -180,6 +180,29 @@ def methodology(result, tr: Translator, options: dict) -> object:
     )
 
 
+def _routing(result, tr: Translator) -> str:
+    """The uniform-routing caveat; the expert groups a token is limited to come from the model file."""
+    moe = result.primary.moe
+    if moe is None or moe.limited_groups is None or moe.expert_groups is None:
+        return tr.gettext(
+            N_(
+                "Uniform routing: every token picks its experts uniformly at random. Trained routers are skewed, so "
+                "real batches touch fewer experts with more tokens each: the experts cross their ridge at smaller "
+                "batches than shown."
+            )
+        )
+    return tr.gettext(
+        N_(
+            "Uniform routing: every token picks its experts uniformly at random. Trained routers are skewed (and "
+            "{model} limits a token to {limited} of {groups} expert groups), so real batches touch fewer experts "
+            "with more tokens each: the experts cross their ridge at smaller batches than shown."
+        ),
+        model=L.model_name(result, result.primary.id),
+        limited=tr.integer(moe.limited_groups),
+        groups=tr.integer(moe.expert_groups),
+    )
+
+
 def caveats(result, tr: Translator, options: dict) -> object:
     model = result.primary.id
     gpu = result.measured_gpu
@@ -202,13 +225,7 @@ def caveats(result, tr: Translator, options: dict) -> object:
                 for g in result.gpus.values()
             ),
         ),
-        tr.gettext(
-            N_(
-                "Uniform routing: every token picks its experts uniformly at random. Trained routers are skewed "
-                "(and DeepSeek-V3 limits a token to 4 of 8 expert groups), so real batches touch fewer experts with "
-                "more tokens each: the experts cross their ridge at smaller batches than shown."
-            )
-        ),
+        _routing(result, tr),
         tr.gettext(
             N_(
                 "No overlap and no overhead: ops run one after another, each at full bandwidth or full peak, "

@@ -242,6 +242,17 @@ def ceilings(result, tr: Translator, options: dict) -> object:
             "uses."
         )
     )
+    if (result.ceilings["op"] == "d2d_copy").any():
+        legend = tr.spaced(
+            legend,
+            tr.gettext(
+                N_(
+                    "The copy timed with the matmul peaks is a record of its own: timed in the process that measures "
+                    "the matmul peaks, after a fixed warm-up. The other rows of the peaks capture come from its DRAM "
+                    "sweep, run in two fresh processes."
+                )
+            ),
+        )
     return fragment(t.build(), prose.method_block(legend) + "\n")
 
 
