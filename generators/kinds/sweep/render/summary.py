@@ -226,14 +226,14 @@ SOFTMAX_BYTES_KERNEL = N_(
     "Softmax reads every score and writes every probability: its kernel reads and writes {kernel_dtype} in all "
     "{cells} inference forward passes, {bytes} bytes per score for about {ops} operations, an arithmetic "
     "intensity of at most {intensity}, below this GPU's ridge point of {ridge} (the measured {dtype} peak ÷ the "
-    "measured DRAM ceiling of {ceiling}, the fastest memory stream of the peaks capture: {stream})."
+    "measured DRAM ceiling of {ceiling}, from the peaks capture's {stream} stream)."
 )
 #: where the passes' softmax kernels differ in element type (or a name gives none): the BF16 floor
 SOFTMAX_BYTES = N_(
     "Softmax reads every score and writes every probability: at least {bytes} bytes per score (two bytes each "
     "way in BF16), for about {ops} operations, an arithmetic intensity of at most {intensity}, below this GPU's "
-    "ridge point of {ridge} (the measured {dtype} peak ÷ the measured DRAM ceiling of {ceiling}, the fastest "
-    "memory stream of the peaks capture: {stream})."
+    "ridge point of {ridge} (the measured {dtype} peak ÷ the measured DRAM ceiling of {ceiling}, from the peaks "
+    "capture's {stream} stream)."
 )
 SOFTMAX_CAST = N_(
     "In this capture a copy/cast kernel before the softmax kernel takes {cast_low} to {cast_high} of the "
