@@ -167,7 +167,10 @@ def _differences(v, previous, tr: Translator) -> list[str]:
                                       source=_e(v.setup["reused.from"])))  # fmt: skip
             continue
         message = whole(section, sections[section])
-        if message is None:
+        if message is None and r.field in meta_fields.DESCRIPTIONS:  # the capture's prose: that it changed
+            said = DESCRIBED[r.status]
+            out.append(tr.gettext(said, field=_field(r.field, tr), version=v.version, meta=META_FILE))
+        elif message is None:
             out.append(
                 tr.gettext(
                     N_("{field}: {before} → {after}"),
@@ -182,6 +185,15 @@ def _differences(v, previous, tr: Translator) -> list[str]:
             out.append(tr.gettext(message, section=label, version=v.version, count=tr.integer(len(sections[section]))))
     return out
 
+
+#: a field of the capture's own prose (``meta_fields.DESCRIPTIONS``), by its status: the page
+#: describes the method in its own language; meta.json keeps the text
+DESCRIBED = {
+    "changed": N_("{field}: changed (the methodology describes it; {meta} keeps the capture's own words)"),
+    "added": N_("{field}: new in {version} (the methodology describes it; {meta} keeps the capture's own words)"),
+    "removed": N_("{field}: not recorded in {version}"),
+}
+META_FILE = "<code>meta.json</code>"
 
 #: a setup value longer than this (or of several lines: a capture's notes) shows its beginning
 SHORT = 80
