@@ -63,7 +63,7 @@ DIRECTION_WORDS = {"up": N_("up"), "down": N_("down"), "none": N_("no change")}
 #: why a version exists: report.yml changes.why.<version>.kinds
 WHY_LABELS = {
     "first": N_("first capture"),
-    "recapture": N_("recapture of the same code"),
+    "recapture": N_("recapture of the same model and workload"),
     "code": N_("code change"),
     "method": N_("method change"),
     "gpu": N_("another GPU"),
@@ -226,17 +226,17 @@ def _attribution(c, tr: Translator) -> str:
     if changed:
         return tr.gettext(
             N_(
-                "No code changed and the counts are the same in both versions (kernel launches and launch calls "
-                "per step, distinct kernels): the differences are in measured times; beyond their measured spread: "
-                "{metrics}."
+                "This version's reason names no change of the code, and the counts are the same in both versions "
+                "(kernel launches and launch calls per step, distinct kernels): the differences are in measured "
+                "times; beyond their measured spread: {metrics}."
             ),
             metrics=tr.list(changed),
         )
     return tr.gettext(
         N_(
-            "No code changed and the counts are the same in both versions (kernel launches and launch calls per "
-            "step, distinct kernels): the differences are in measured times, and none of the times with a measured "
-            "spread moved beyond it."
+            "This version's reason names no change of the code, and the counts are the same in both versions "
+            "(kernel launches and launch calls per step, distinct kernels): the differences are in measured times, "
+            "and none of the times with a measured spread moved beyond it."
         )
     )
 
