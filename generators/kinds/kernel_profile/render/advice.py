@@ -94,9 +94,9 @@ GRAPH_HOST = N_("Close the gaps between the graph's kernels: fewer kernels")
 GRAPH_OVERLAP = N_("The headrooms overlap (fusing kernels also removes gaps between them), so they do not add up.")
 #: with a graph whose GPU set the pace, a kernel-side headroom pays on its own
 GRAPH_PACE = N_(
-    "In this version the GPU set the pace of the profiled run (every launch call after the first returned before "
-    "the GPU had run out of queued work), so a kernel-side headroom does not wait for the gaps to close: a shorter "
-    "kernel time shortens the step."
+    "In this version the GPU set the pace of the profiled run of the variant “{variant}”, the one this table "
+    "sizes (every launch call after the first returned before the GPU had run out of queued work), so a "
+    "kernel-side headroom does not wait for the gaps to close: a shorter kernel time shortens the step."
 )
 
 
@@ -141,6 +141,7 @@ def headroom(result, tr: Translator, options: dict) -> object:
             result.facts,
             f"{p}.decode.behind == 0 and {p}.decode.step_time > {p}.kernel_time_per_step",
             covers="cause quantifier comparison",
+            variant=L.label(result.config.variants[p].label, tr),
         )
         note = tr.spaced(note, pace) if pace else note
     if unmeasured:
