@@ -576,7 +576,8 @@ def method(c, tr: Translator, options: dict) -> object:
                 "without a range on one side is not judged for noise. Only a change is coloured better or worse. "
                 "In the kernel and category tables a change counts when it is at least {relative} of the old value "
                 "and, for a time, at least {absolute}; a smaller one is listed as unchanged ({fields} in "
-                "`report.yml`, or their defaults where it sets none). A change of class always counts."
+                "`report.yml`, or where it sets none their defaults in "
+                "`generators/readers/report_config.py`). A change of class always counts."
             ),  # fmt: skip
             relative=tr.percent(c.noise.relative),
             absolute=show(Quantity(c.noise.absolute_ns, "ns"), tr, "us"),
