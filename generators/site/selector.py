@@ -123,16 +123,22 @@ def _about(info, version: str, tr: Translator) -> str:
             parts.append(f'<p class="ps-versions__diff">{_e(same)}</p>')
         else:
             rows = "".join(f"<li>{item}</li>" for item in _differences(v, info.version(previous), tr))
-            head = tr.gettext(N_("Setup differences from {version}:"), version=previous)
+            head = _e(tr.gettext(N_("Setup differences from {version}:"), version=previous))
             if info.changes:  # the "what changed" page also compares what each variant's traces record
-                head = tr.gettext(
-                    N_(
-                        "Setup differences from {version} in meta.json and timing.json (the “what changed” "
-                        "page also compares what the traces record):"
-                    ),
-                    version=previous,
+                files = {"meta": "\ue000", "timing": "\ue001"}  # private-use marks, made <code> once escaped
+                head = _e(
+                    tr.gettext(
+                        N_(
+                            "Setup differences from {version} in {meta} and {timing} (the “what changed” "
+                            "page also compares what the traces record):"
+                        ),
+                        version=previous,
+                        **files,
+                    )
                 )
-            parts.append(f'<div class="ps-versions__diff"><p>{_e(head)}</p><ul>{rows}</ul></div>')
+                head = head.replace(files["meta"], "<code>meta.json</code>")
+                head = head.replace(files["timing"], "<code>timing.json</code>")
+            parts.append(f'<div class="ps-versions__diff"><p>{head}</p><ul>{rows}</ul></div>')
     return "".join(parts) + "\n"
 
 
