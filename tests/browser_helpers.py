@@ -104,6 +104,29 @@ def recording_page(browser, base_url: str):
         context.close()
 
 
+# The session's site in Chromium, for a test module that binds these three fixtures to its own
+# names (``base_url``, ``browser``, ``page``): one server and one browser per module, a fresh
+# recording page per test.
+
+
+@pytest.fixture(scope="module")
+def base_url(built_site):
+    with serve(built_site.site) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium() as browser:
+        yield browser
+
+
+@pytest.fixture
+def page(browser, base_url):
+    with recording_page(browser, base_url) as page:
+        yield page
+
+
 def load_all_images(page) -> list[tuple[str, int]]:
     """(src, naturalWidth) of every ``<img>`` once all have loaded or failed (lazy ones too)."""
     page.evaluate("document.querySelectorAll('img[loading=lazy]').forEach(i => i.loading = 'eager')")
