@@ -56,12 +56,13 @@ def serve(site: Path) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def chromium():
+def chromium(env: dict[str, str] | None = None):
+    """Headless Chromium (``env``: its environment, where not this process's)."""
     from playwright.sync_api import sync_playwright
 
     require_chromium()
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=FLAGS)
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=FLAGS, env=env)
         try:
             yield browser
         finally:
