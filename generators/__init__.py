@@ -10,3 +10,7 @@ Data flows one way (see ../shared/STYLE.md and the README):
 This package's __init__ imports nothing heavy: `generators.capture` must run on a machine
 that has only torch and the standard library.
 """
+
+from generators import loaded as _loaded  # noqa: E402  (stdlib only)
+
+_loaded.install(__file__)

@@ -25,11 +25,13 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
+import itertools
 import json
 import os
 import pickle
 import platform
 import shutil
+import sys
 import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -37,7 +39,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import TypeVar
 
-from generators import filestamp
+from generators import filestamp, loaded
 
 #: Bump when the key recipe or the stored layout changes.
 SCHEMA_VERSION = 1
@@ -128,10 +130,32 @@ def code_digest(
     stop: Callable[[str], bool] | None = None,
 ) -> str:
     h = hashlib.sha256()
-    for path in module_closure(modules, index, memo, stop):
+    closure = module_closure(modules, index, memo, stop)
+    for path in closure:
         h.update(path.relative_to(PACKAGE_DIR).as_posix().encode() + b"\0")
         h.update(bytes.fromhex(index.digest(path)) if index else hashlib.sha256(path.read_bytes()).digest())
+    changed = loaded.changed_since_import(closure)
+    if changed:  # this process runs older code than the files say: a key no entry has or will have
+        _warn_changed(changed)
+        return f"changed-since-import-{os.getpid()}-{next(_STALE)}"
     return h.hexdigest()
+
+
+_STALE = itertools.count()
+
+
+@functools.cache
+def _warn_once(path: str) -> None:
+    sys.stderr.write(
+        f"warning: {path}: changed after this process imported it; what it computes now is not kept "
+        "in the cache (restart the command to run the new code)\n"
+    )
+
+
+def _warn_changed(changed: list[Path]) -> None:
+    root = PACKAGE_DIR.parent
+    for path in changed:
+        _warn_once(path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path))
 
 
 def listing_digest(folder: Path) -> str:

@@ -86,6 +86,21 @@ def build_site(
     )
 
 
+def copy_cache(source: Path, target: Path) -> Path:
+    """A copy of a build cache made of hard links (the session cache is some hundred MB; a copy
+    took seconds per test). Safe because the cache never writes a file in place: every entry is
+    written to a temporary file and moved over the old name (``generators.cache``), which gives
+    the copy a new file and leaves the source's alone."""
+
+    def link(src: str, dst: str) -> None:
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copy2(src, dst)  # another file system: a plain copy
+
+    return Path(shutil.copytree(source, target, copy_function=link))
+
+
 def tree_digest(root: Path) -> dict[str, str]:
     """Relative path -> sha256 of every file under ``root``."""
     return {
@@ -174,7 +189,7 @@ def _versions_site(built_site: Build, tmp: Path) -> VersionsBuild:
     if added.returncode != 0:
         pytest.fail(f"new-version failed: {added.stderr}")
     cache = tmp / "cache"
-    shutil.copytree(built_site.cache, cache)
+    copy_cache(built_site.cache, cache)
     build = build_site(tmp, data_dir=data, cache=cache, config=project / "mkdocs.yml")
     if build.returncode != 0:
         pytest.fail(f"site build failed ({build.returncode}):\n{build.stdout}\n{build.stderr}")

@@ -334,6 +334,28 @@ def test_a_site_that_merges_different_work_gets_no_bytes(version):
     # the fused variant's sites all keep their bytes
     fused = decode_report.report(version).variants["fused"].sites
     assert fused.loc[fused["ncu_launches"] > 0, "dram_bytes"].notna().all()
+    # the GEMM bandwidth leaves that site out and says how much kernel time it holds (trace events, summed here)
+    kernels = raw.decode_kernel_events("written", version)
+    inside = [
+        e for e in kernels if (e["name"], *e["args"]["grid"], *e["args"]["block"]) == (name, *dims(grid), *dims(block))
+    ]
+    share = sum(e["dur"] for e in inside) / sum(e["dur"] for e in kernels)
+    assert fact(version, "written.gemm.sites_left_out") == 1 and fact(version, "fused.gemm.sites_left_out") == 0
+    assert fact(version, "written.gemm.left_out_share") == pytest.approx(float(share), rel=1e-6)
+
+
+@pytest.mark.parametrize("version", raw.VERSIONS)
+def test_reused_exports_are_named_per_variant(version):
+    """``<variant>.ncu.reused`` is 1 exactly where meta.json's ``reused`` lists the variant's Nsight
+    Compute raw export, and a reused file is byte for byte the earlier version's."""
+    reused = raw.meta(version).get("reused") or {}
+    for variant in VARIANTS:
+        metrics = f"ncu_{variant}_raw.csv.gz"
+        expected = int(metrics in (reused.get("files") or []))
+        assert fact(version, f"{variant}.ncu.reused") == expected
+        if expected:
+            source = raw.folder(reused["from"]) / metrics
+            assert source.read_bytes() == (raw.folder(version) / metrics).read_bytes()
 
 
 @pytest.mark.parametrize("version", raw.GRAPH_VERSIONS)

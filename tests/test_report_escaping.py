@@ -28,7 +28,6 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -47,7 +46,7 @@ from tests.derived_trace import (
     rename_kernel,
     rename_range,
 )
-from tests.site_fixtures import Build, build_site
+from tests.site_fixtures import Build, build_site, copy_cache
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 GPU_NAME = "RTX 5090 " + HOSTILE
@@ -140,7 +139,7 @@ def hostile(tmp_path_factory, built_site) -> tuple[Build, list[str]]:
     input files' bytes, so what the renaming touched is computed afresh (and a stale result
     would show the old names, failing the tests) while the untouched models come from it."""
     tmp = tmp_path_factory.mktemp("hostile")
-    cache = Path(shutil.copytree(built_site.cache, tmp / "cache")) if built_site.cache.is_dir() else None
+    cache = copy_cache(built_site.cache, tmp / "cache") if built_site.cache.is_dir() else None
     data = copy_data(REPO_ROOT / "data", tmp / "data")
     kernels, renamed = [], {}
     old_ranges = {}

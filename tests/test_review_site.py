@@ -41,7 +41,7 @@ from generators.checks.parity import check_site
 from generators.review import store
 from generators.review.schema import CssSelector, Target, TextQuoteSelector
 from tests.browser_helpers import chromium, needs_chromium, recording_page, require_chromium, serve
-from tests.site_fixtures import build_site
+from tests.site_fixtures import build_site, copy_cache
 
 ROOT = Path(__file__).resolve().parents[1]
 REPORT = "decode-h100-80gb-hbm3"
@@ -125,7 +125,7 @@ def review_project(built_site, tmp_path_factory):
     row = re.search(r'<tr id="[^"]+" data-anchor="(kernel_profile\.top/top/[^"]+)"', built_site.html(f"{PAGE}/"))
     seeded = _seed(project / "reviews", row.group(1))
     cache = tmp / "cache"
-    shutil.copytree(built_site.cache, cache)
+    copy_cache(built_site.cache, cache)
     return {"dir": project, "cache": cache, "reviews": project / "reviews", "seeded": seeded, "row": row.group(1)}
 
 

@@ -130,6 +130,43 @@ def test_code_digest_changes_with_the_source(tmp_path, monkeypatch):
     assert code_digest(["generators.sub.a"]) != before
 
 
+def test_code_changed_after_import_gets_a_key_nothing_matches(tmp_path, monkeypatch, capsys):
+    """A process that imported a module whose file then changed (an edit under ``make serve``)
+    runs the old code: its results get a key of their own, never the new code's, and one
+    warning line names the file. Before this, such a build stored old results under the new
+    code's key (seen twice this week: a build started before an edit)."""
+    import generators.cache as cache
+    from generators import loaded
+
+    pkg = tmp_path / "generators"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("")
+    (pkg / "sub" / "a.py").write_text("X = 1\n")
+    monkeypatch.setattr(cache, "PACKAGE_DIR", pkg)
+    monkeypatch.setattr(loaded, "LOADED", {})
+    loaded.note(str(pkg / "sub" / "a.py"))  # as the import recorder does when a module is imported
+    fresh = code_digest(["generators.sub.a"])
+    assert code_digest(["generators.sub.a"]) == fresh and capsys.readouterr().err == ""
+    (pkg / "sub" / "a.py").write_text("X = 22\n")  # edited while the process runs
+    first, second = code_digest(["generators.sub.a"]), code_digest(["generators.sub.a"])
+    assert len({fresh, first, second}) == 3
+    assert capsys.readouterr().err.count("changed after this process imported it") == 1
+    monkeypatch.setattr(loaded, "LOADED", {})  # a new process, which imports the new code
+    assert code_digest(["generators.sub.a"]) not in {fresh, first, second}
+    assert len(code_digest(["generators.sub.a"])) == 64
+
+
+def test_the_import_recorder_notes_every_generators_module():
+    import generators.cache
+    import generators.readers.kineto
+    from generators import loaded
+
+    for module in (generators.cache, generators.readers.kineto):
+        assert str(Path(module.__file__).resolve()) in loaded.LOADED
+    assert not any("/site-packages/" in p for p in loaded.LOADED)
+
+
 def test_the_stat_index_rehashes_only_what_changed_on_disk(tmp_path, monkeypatch):
     from generators.cache import StatIndex
 

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests import serve_dirty_driver as driver
+from tests.site_fixtures import copy_cache
 
 ROOT = Path(__file__).resolve().parents[1]
 EN, ZH = "reports/ddp-h200-x2/index.html", "zh/reports/ddp-h200-x2/index.html"
@@ -37,7 +38,7 @@ def stages(built_site, tmp_path_factory):
     for name in ("generators", "locales"):
         (project / name).symlink_to(ROOT / name)
     shutil.copy(ROOT / "mkdocs.yml", project / "mkdocs.yml")
-    shutil.copytree(built_site.cache, tmp / "cache")
+    copy_cache(built_site.cache, tmp / "cache")
     shutil.copytree(built_site.reviews, tmp / "reviews")
     env = dict(
         os.environ,

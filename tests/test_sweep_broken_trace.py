@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.site_fixtures import build_site
+from tests.site_fixtures import build_site, copy_cache
 
 ROOT = Path(__file__).resolve().parents[1]
 REPORT = "sweep-h100-80gb-hbm3"
@@ -29,7 +29,7 @@ def broken(built_site, tmp_path_factory):
     data = Path(shutil.copytree(ROOT / "data", tmp / "data"))
     trace = data / "reports" / REPORT / "v2" / BROKEN
     trace.write_bytes(trace.read_bytes()[:30000])  # derived: the real trace, truncated
-    cache = Path(shutil.copytree(built_site.cache, tmp / "cache"))
+    cache = copy_cache(built_site.cache, tmp / "cache")
     start = time.time()
     build = build_site(tmp, data_dir=data, cache=cache)
     assert build.returncode == 0, build.stdout + build.stderr

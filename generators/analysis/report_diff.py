@@ -403,11 +403,11 @@ def name_map(groups: pd.DataFrame) -> dict[str, str]:
 def setup_fields(doc: dict, prefix: str = "") -> dict[str, str]:
     """A capture's ``meta.json`` (as plain data) flattened to ``section.key -> text``, lists
     joined with ", "; what is not setup (the date, commands, file list, ncu commands, checks,
-    notes, long descriptions) is left out."""
-    skip = {"date", "commands", "files", "ncu", "checks", "notes", "schema"}
+    free-text notes and long descriptions at any level) is left out."""
+    skip = {"date", "commands", "files", "ncu", "checks", "schema"}
     out: dict[str, str] = {}
     for key, value in doc.items():
-        if (not prefix and key in skip) or key == "description":
+        if (not prefix and key in skip) or key in ("description", "notes"):
             continue
         name = f"{prefix}{key}"
         if isinstance(value, dict):
@@ -419,36 +419,40 @@ def setup_fields(doc: dict, prefix: str = "") -> dict[str, str]:
     return out
 
 
-def timing_setup(timing: dict | None) -> dict[str, str]:
-    """How a capture timed its generations without the profiler (``timing.json`` as plain data),
-    as setup fields: ``timing.warmup.<field>``, the warm-up rule (``tolerance``, ``window``,
-    ``min_warmup``, ...) when every record and process ran the same one, or, in a capture
-    without a rule, ``timing.warmup.fixed``, the fixed warm-up generations, when every record
-    ran the same number. Empty when ``timing`` is None or its records disagree."""
+def timing_setup(timing: dict | None, prefix: str = "timing.warmup") -> dict[str, str]:
+    """How a capture timed without the profiler (``timing.json`` as plain data: records by
+    name; or a document with a list of records, as a sweep's ``results.json``), as setup
+    fields: ``<prefix>.<field>``, the warm-up rule (``tolerance``, ``window``, ``min_warmup``,
+    ...) when every record and process that has one ran the same one (a process without one,
+    out of memory before its warm-up, is left out), or, in a capture without a rule,
+    ``<prefix>.fixed``, the fixed warm-up, when every record ran the same number. Empty when
+    ``timing`` is None or its records disagree."""
     records = [r for r in (timing or {}).values() if isinstance(r, dict)]
+    records += [r for v in (timing or {}).values() if isinstance(v, list) for r in v if isinstance(r, dict)]
     if not records:
         return {}
     rules = [r.get("warmup_rule") for r in records]
     rules += [p.get("warmup_rule") for r in records for p in r.get("processes") or [] if isinstance(p, dict)]
-    if any(rule is not None for rule in rules):
+    rules = [rule for rule in rules if rule is not None]
+    if rules:
         first = rules[0]
-        if not isinstance(first, dict) or any(rule not in (None, first) for rule in rules):
+        if not isinstance(first, dict) or any(rule != first for rule in rules):
             return {}
-        return {f"timing.warmup.{k}": str(v) for k, v in sorted(first.items()) if v is not None}
+        return {f"{prefix}.{k}": str(v) for k, v in sorted(first.items()) if v is not None}
     fixed = {r.get("warmup") for r in records}
     if len(fixed) == 1 and isinstance(w := fixed.pop(), int) and not isinstance(w, bool):
-        return {"timing.warmup.fixed": str(w)}
+        return {f"{prefix}.fixed": str(w)}
     return {}
 
 
-def capture_setup(meta: dict, timing: dict | None = None) -> dict[str, str]:
+def capture_setup(meta: dict, timing: dict | None = None, prefix: str = "timing.warmup") -> dict[str, str]:
     """A capture's setup: its ``meta.json`` (:func:`setup_fields`), with the seed of its timing
-    runs' order (``timing_seed``) as ``timing.seed``, and how it timed (:func:`timing_setup`);
-    what the version selector and the "what changed" pages compare."""
+    runs' order (``timing_seed``) as ``timing.seed``, and how it timed (:func:`timing_setup`,
+    its fields under ``prefix``); what the version selector and the "what changed" pages compare."""
     out = setup_fields(meta)
     if "timing_seed" in out:
         out["timing.seed"] = out.pop("timing_seed")
-    out.update(timing_setup(timing))
+    out.update(timing_setup(timing, prefix))
     return out
 
 

@@ -12,7 +12,9 @@
   each pair of consecutive versions (``generators.site.versions``), whose units compare two
   versions (template placeholders ``__TITLE__``, ``__REPORT__``, ``__BASE__``, ``__VERSION__``);
 * ``version_files`` - optional: the files a version folder must have under the report's
-  configuration (``new-version`` checks a new capture against it).
+  configuration (``new-version`` checks a new capture against it);
+* ``timing`` - optional (:class:`TimingRecords`): the version file whose timing records carry
+  the warm-up rule a version's setup compares, when it is not ``timing.json``.
 
 The registry (``generators.kinds.KINDS``) lists the kinds; everything else (the config
 union, the units the macros know, ``new-report --kind``) is derived from it.
@@ -48,6 +50,15 @@ class DetectContext:
 
 
 @dataclass(frozen=True)
+class TimingRecords:
+    """Where a kind's versions keep the timing records whose warm-up rule is part of their setup
+    (``report_diff.timing_setup``), and the setup fields' prefix."""
+
+    file: Callable[[Any], str]  # the kind's config -> the version file (``results.json``)
+    prefix: str = "timing.warmup"
+
+
+@dataclass(frozen=True)
 class Kind:
     name: str
     config: type
@@ -58,6 +69,7 @@ class Kind:
     doc: str = ""
     changes_templates: Path | None = None
     version_files: Callable[[Any], list[str]] | None = None
+    timing: TimingRecords | None = None
 
     @property
     def changes_model(self) -> Model | None:

@@ -86,7 +86,19 @@ LABELS = {
     "warmup.max_warmup_s": N_("Warm-up: maximum seconds"),
     "warmup.on": N_("Warm-up: steadiness judged on"),
     "warmup.fixed": N_("Warm-up: fixed generations"),
+    # a sweep's warm-up rule (results.json, Kind.timing): it warms up steps
+    "step_warmup.tolerance": N_("Warm-up: steady within (fraction of the median)"),
+    "step_warmup.window": N_("Warm-up: steps that must agree"),
+    "step_warmup.min_warmup": N_("Warm-up: minimum steps"),
+    "step_warmup.min_warmup_s": N_("Warm-up: minimum seconds"),
+    "step_warmup.max_warmup": N_("Warm-up: maximum steps"),
+    "step_warmup.max_warmup_s": N_("Warm-up: maximum seconds"),
+    "step_warmup.on": N_("Warm-up: steadiness judged on"),
+    "step_warmup.fixed": N_("Warm-up: fixed steps"),
 }
+#: fields whose value is the capture's own prose about its method (the sweep's workload): the
+#: version selector says that it changed, not the text (untranslated, often a paragraph)
+DESCRIPTIONS = ("workload.timing", "workload.graph_method")
 #: gpu_state's records: the GPU before the timing runs and after them (generators.capture)
 PHASES = {"before": N_("{field}, before the timing"), "after_timing": N_("{field}, after the timing")}
 

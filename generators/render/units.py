@@ -51,6 +51,8 @@ UNITS: dict[str, DisplayUnit] = {
     "tflop_per_s": DisplayUnit("flop_per_s", 1e-12, 1, N_("{value} TFLOP/s"), N_("TFLOP/s")),
     "flop_per_byte": DisplayUnit("flop_per_byte", 1, 1, N_("{value} FLOP/byte"), N_("FLOP/byte")),
     "flop_per_byte2": DisplayUnit("flop_per_byte", 1, 2, N_("{value} FLOP/byte"), N_("FLOP/byte")),
+    # a bound shown exactly (5 operations ÷ 8 bytes = 0.625: two digits would round it below itself)
+    "flop_per_byte3": DisplayUnit("flop_per_byte", 1, 3, N_("{value} FLOP/byte"), N_("FLOP/byte")),
     "gb_per_s": DisplayUnit("bytes_per_s", 1e-9, 0, N_("{value} GB/s"), N_("GB/s")),
     "tb_per_s": DisplayUnit("bytes_per_s", 1e-12, 2, N_("{value} TB/s"), N_("TB/s")),
     "gb": DisplayUnit("bytes", 1e-9, 0, N_("{value} GB"), N_("GB")),

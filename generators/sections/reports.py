@@ -52,23 +52,33 @@ class ReportInfo:
         return next(v for v in self.versions if v.version == name)
 
 
+def _timing(cat: Catalog, report: str) -> tuple[str, str]:
+    """The version file with a report's timing records and its setup fields' prefix: its
+    kind's (``Kind.timing``), else ``timing.json``."""
+    from generators.kinds import kind_of, read_config
+
+    config = read_config(cat, report)
+    timing = kind_of(config).timing
+    return (timing.file(config), timing.prefix) if timing else (layout.TIMING, "timing.warmup")
+
+
 def inputs(cat: Catalog, options: dict[str, str]) -> list:
     files = [*cat.folders(), *cat.hardware_paths()]  # which reports and versions there are, with or without meta.json
     for report in cat.configured_reports():
         files.append(cat.config_path(report))
-        for name in (layout.META, layout.TIMING):
+        for name in (layout.META, _timing(cat, report)[0]):
             files += [p for ref in cat.refs(report) if (p := cat.file(ref, name)).is_file()]
     return files
 
 
-def _version(cat: Catalog, ref) -> tuple[str | None, dict[str, str]]:
+def _version(cat: Catalog, ref, timing_file: str, prefix: str) -> tuple[str | None, dict[str, str]]:
     path = cat.file(ref, layout.META)
     if not path.is_file():
         return None, {}
     date = run_meta.read(path, ref).date  # checks the schema and the required fields
-    timing = cat.file(ref, layout.TIMING)
+    timing = cat.file(ref, timing_file)
     timing_doc = typed_file.decode(timing, dict[str, Any]) if timing.is_file() else None
-    return date, capture_setup(typed_file.decode(path, dict[str, Any]), timing_doc)
+    return date, capture_setup(typed_file.decode(path, dict[str, Any]), timing_doc, prefix)
 
 
 def _device_names(cat: Catalog) -> dict[str, str]:
@@ -107,8 +117,9 @@ def compute(cat: Catalog, options: dict[str, str]) -> list[ReportInfo]:
         kind = kind_of(config)
         versions: list[VersionInfo] = []
         previous = None
+        timing = _timing(cat, report)
         for ref in sorted(cat.refs(report)):  # oldest first: each against the one before
-            date, setup = _version(cat, ref)
+            date, setup = _version(cat, ref, *timing)
             differences = None if previous is None else setup_rows(previous, setup)
             versions.append(VersionInfo(ref.version, date, setup, differences))
             previous = setup

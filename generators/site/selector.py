@@ -124,6 +124,14 @@ def _about(info, version: str, tr: Translator) -> str:
         else:
             rows = "".join(f"<li>{item}</li>" for item in _differences(v, info.version(previous), tr))
             head = tr.gettext(N_("Setup differences from {version}:"), version=previous)
+            if info.changes:  # the "what changed" page also compares what each variant's traces record
+                head = tr.gettext(
+                    N_(
+                        "Setup differences from {version} in meta.json and timing.json (the “what changed” "
+                        "page also compares what the traces record):"
+                    ),
+                    version=previous,
+                )
             parts.append(f'<div class="ps-versions__diff"><p>{_e(head)}</p><ul>{rows}</ul></div>')
     return "".join(parts) + "\n"
 
@@ -150,8 +158,19 @@ def _differences(v, previous, tr: Translator) -> list[str]:
     out, done = [], set()
     for r in rows:
         section = r.field.partition(".")[0]
+        if section == "reused" and v.setup.get("reused.from") and v.setup.get("reused.files"):
+            if section not in done:  # one item: which files, from which version (meta.json's why left out)
+                done.add(section)
+                label = f'<span data-field="{_e(section)}">{_e(meta_fields.section_label(section, tr))}</span>'
+                files = tr.list([f"<code>{_e(f.strip())}</code>" for f in v.setup["reused.files"].split(",")])
+                out.append(tr.gettext(N_("{section}: {files}, from {source}"), section=label, files=files,
+                                      source=_e(v.setup["reused.from"])))  # fmt: skip
+            continue
         message = whole(section, sections[section])
-        if message is None:
+        if message is None and r.field in meta_fields.DESCRIPTIONS:  # the capture's prose: that it changed
+            said = DESCRIBED[r.status]
+            out.append(tr.gettext(said, field=_field(r.field, tr), version=v.version, meta=META_FILE))
+        elif message is None:
             out.append(
                 tr.gettext(
                     N_("{field}: {before} → {after}"),
@@ -166,6 +185,15 @@ def _differences(v, previous, tr: Translator) -> list[str]:
             out.append(tr.gettext(message, section=label, version=v.version, count=tr.integer(len(sections[section]))))
     return out
 
+
+#: a field of the capture's own prose (``meta_fields.DESCRIPTIONS``), by its status: the page
+#: describes the method in its own language; meta.json keeps the text
+DESCRIBED = {
+    "changed": N_("{field}: changed (the methodology describes it; {meta} keeps the capture's own words)"),
+    "added": N_("{field}: new in {version} (the methodology describes it; {meta} keeps the capture's own words)"),
+    "removed": N_("{field}: not recorded in {version}"),
+}
+META_FILE = "<code>meta.json</code>"
 
 #: a setup value longer than this (or of several lines: a capture's notes) shows its beginning
 SHORT = 80

@@ -92,6 +92,10 @@ class VariantChanges:
     #: rule's verdict on the time per step); None where a version has no Kineto kernel table
     match_basis: str | None = None
     call_sites: pd.DataFrame | None = None
+    #: the GEMM DRAM bandwidth's left-out call sites (facts gemm.sites_left_out and
+    #: gemm.left_out_share), before and after: {"sites": (b, a), "share": (b, a)}; None where
+    #: neither version has such a site
+    gemm_left_out: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -202,9 +206,18 @@ def _variant(before, after, name: str, noise: rd.Noise, renames: dict[str, str])
         apis_after=apis(va, sa),
         match_basis=how,
         call_sites=sites,
+        gemm_left_out=_left_out(before, after, name),
     )
     roof = rd.roofline_pairs(joined, vb.launches, va.launches, rd.name_map(groups_before), rd.name_map(groups_after))
     return changes, roof
+
+
+def _left_out(before, after, name: str) -> dict | None:
+    fb, fa = _facts(before, name), _facts(after, name)
+    sites = (fb.get("gemm.sites_left_out"), fa.get("gemm.sites_left_out"))
+    if not any(sites):
+        return None
+    return {"sites": sites, "share": (fb.get("gemm.left_out_share"), fa.get("gemm.left_out_share"))}
 
 
 def call_sites(before, after, name: str, steps_before: float, steps_after: float, noise: rd.Noise):

@@ -10,7 +10,8 @@ side B; any reports and versions, one variant of each) and returns a :class:`Com
   (``call_match.predicted_ratio``; measured peaks where both reports have them, else the
   spec's; on one GPU every prediction is 1), ``distance`` (measured ÷ predicted - 1), and two
   verdicts by the "what changed" pages' noise rule (``report_diff.compare`` with side A's
-  ``changes.noise_pct``/``noise_us``): ``change`` (B against A) and ``against`` (B against
+  ``changes.noise_pct``/``noise_us``, the project's defaults unless its ``report.yml`` sets
+  others: ``noise_default``): ``change`` (B against A) and ``against`` (B against
   A × predicted: ``as predicted`` within noise, else ``slower`` or ``faster`` than predicted);
 * ``metrics``: the summary metrics of both sides (wall time per token, step time, kernel time,
   launches and launch calls per step, GPU idle share), judged as the changes pages judge them
@@ -32,6 +33,7 @@ import pandas as pd
 from generators.analysis import call_match
 from generators.analysis import report_diff as rd
 from generators.errors import UserError
+from generators.readers.report_config import Changes
 
 #: summary metrics: (fact of a variant, dimension, better direction, how it was measured)
 METRICS = (
@@ -72,6 +74,9 @@ class Comparison:
     totals: dict
     parts: pd.DataFrame  # part, time_a, time_b, same_method, ratio
     part_labels: dict = None  # part id -> Localized (data/parts/parts.yml)
+    #: the noise rule is the project's default (``report_config.Changes``), side A's ``report.yml``
+    #: keeping it; False: that file sets other values
+    noise_default: bool = True
 
     def as_json(self) -> dict:
         return as_json(self)
@@ -225,6 +230,8 @@ def compute(result_a, variant_a: str, result_b, variant_b: str) -> Comparison:
     rows = rows.assign(dtype=dtypes, predicted=predicted, peak_source=sources)
     config = result_a.config
     noise = rd.Noise(config.changes.noise_pct / 100.0, config.changes.noise_us * 1e3)
+    default = Changes()
+    noise_default = (config.changes.noise_pct, config.changes.noise_us) == (default.noise_pct, default.noise_us)
     rows = _verdicts(rows, noise)
     used = set(rows.loc[rows["predicted"].notna(), "peak_source"])
     peaks = "spec" if not used else (used.pop() if len(used) == 1 else "mixed")
@@ -258,6 +265,7 @@ def compute(result_a, variant_a: str, result_b, variant_b: str) -> Comparison:
         totals=totals,
         parts=parts,
         part_labels=dict(result_a.part_labels or {}),
+        noise_default=noise_default,
     )
 
 
@@ -327,7 +335,7 @@ def as_json(c: Comparison) -> dict:
         "basis": c.basis,
         "same_gpu": c.same_gpu,
         "peaks": c.peaks,
-        "noise": {"relative": c.noise.relative, "absolute_ns": c.noise.absolute_ns},
+        "noise": {"relative": c.noise.relative, "absolute_ns": c.noise.absolute_ns, "default": c.noise_default},
         "metrics": [
             {k: (_num(v) if k in ("before", "after", "ratio") else v) for k, v in m.items()}
             for m in c.metrics.to_dict("records")

@@ -45,6 +45,9 @@ also with ``primary.`` (``primary.top_share``, what a page template can name):
 ``top_n``, ``top_share``       the top N kernels and their share of kernel_time
 ``top_complete``               top kernels with full metrics; ``top_profiled``: with any
 ``profiled``, ``matched``      ncu launches, and those joined to a trace kernel
+``ncu.reused``                 1 where the variant's Nsight Compute exports are an earlier
+                               version's (meta.json ``reused``), 0 where they are this
+                               capture's own (with a meta.json and metrics only)
 ``class.<c>.launches``         profiled launches of class c; ``.share`` of all profiled;
 ``class.<c>.time_share``       share of kernel_time in kernels of class c
 ``category.<c>.share``         share of kernel_time in category c; ``.time`` the time
@@ -62,7 +65,9 @@ also with ``primary.`` (``primary.top_share``, what a page template can name):
                                spec bandwidth; ``gemm.bandwidth_ncu`` the same bytes over
                                ncu's median durations; ``gemm.sites``, ``gemm.launches``
                                (profiled), ``gemm.time_share``, ``gemm.time_per_step``,
-                               ``gemm.bytes_per_step``
+                               ``gemm.bytes_per_step``; ``gemm.sites_left_out`` the tensor-core
+                               GEMM sites left out for want of one byte count per launch
+                               (mixed_gemm), ``gemm.left_out_share`` their kernel-time share
 ``sites.bandwidth.min|max``    lowest and highest trace-duration bandwidth among those sites;
                                ``.blocks`` its grid's thread blocks, ``max.bytes`` the fastest
                                site's DRAM bytes per launch, ``max.blocks.sites`` the sites
@@ -356,6 +361,16 @@ def weight_streaming(v):
     return sites[(category == "gemm") & sites["tensor"] & sites["dram_bytes"].notna()]
 
 
+def mixed_gemm(v):
+    """The GEMM/GEMV call sites (tensor-core work) that Nsight Compute profiled but that have no
+    DRAM bytes per launch: sites without an operator whose profiled launches differ more than
+    ``call_sites.MIXED_BYTES`` times in DRAM bytes (different work behind one kernel and grid);
+    :func:`weight_streaming` leaves them out."""
+    sites = v.sites
+    category = sites["name"].map(v.kernels.set_index("name")["category"])
+    return sites[(category == "gemm") & sites["tensor"] & sites["dram_bytes"].isna() & (sites["ncu_launches"] > 0)]
+
+
 PROJECTIONS = ("aten::mm", "aten::addmm", "aten::linear")  # the operators of a projection's GEMM
 
 
@@ -386,6 +401,9 @@ def _site_facts(v, result) -> dict[str, Quantity]:
         out["gemm.bandwidth"] = Quantity(trace_bw, "bytes_per_s")
         out["gemm.bandwidth_ncu"] = Quantity(ncu_bw, "bytes_per_s")
         out["gemm.sites"] = Quantity(len(gemm), "count")
+        left_out = mixed_gemm(v)
+        out["gemm.sites_left_out"] = Quantity(len(left_out), "count")
+        out["gemm.left_out_share"] = Quantity(float(left_out["share"].sum()), "fraction")
         out["gemm.launches"] = Quantity(int(gemm["ncu_launches"].sum()), "count")
         out["gemm.time_share"] = Quantity(float(gemm["share"].sum()), "fraction")
         for source, key in (("measured", "gemm.bandwidth.of_copy"), ("spec", "gemm.bandwidth.of_spec")):
@@ -470,10 +488,26 @@ def _host(v, steps: int | None) -> dict[str, Quantity]:
     return out
 
 
+def reused_exports(result, variant: str) -> tuple[str, list[str]] | None:
+    """(the earlier version, the file names) where this version's Nsight Compute exports of
+    ``variant`` are an earlier version's (``meta.json`` ``reused``: ``from``, ``files``): the
+    variant's metrics file and the files named like it (``ncu_written_raw.csv.gz`` ->
+    ``ncu_written_*``); None where they are this capture's own."""
+    reused = (result.meta.reused or {}) if result.meta else {}
+    source, files = reused.get("from"), [str(f) for f in reused.get("files") or []]
+    metrics = result.config.variants[variant].metrics
+    if not source or not metrics or metrics not in files:
+        return None
+    stem = metrics.rsplit("_", 1)[0] + "_"
+    return str(source), [f for f in files if f.startswith(stem)]
+
+
 def facts(result) -> dict[str, Quantity]:
     out: dict[str, Quantity] = {}
     for name, v in result.variants.items():
         per_variant = _variant(v, result)
+        if result.meta is not None and result.config.variants[name].metrics:
+            per_variant["ncu.reused"] = Quantity(int(reused_exports(result, name) is not None), "count")
         out.update({f"{name}.{k}": q for k, q in per_variant.items()})
         if name == result.config.primary:  # "primary.<fact>": what a page template can name
             out.update({f"primary.{k}": q for k, q in per_variant.items()})

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generators.kinds.kind import Kind, result_facts
+from generators.kinds.kind import Kind, TimingRecords, result_facts
 from generators.kinds.sweep import detect, model
 from generators.kinds.sweep.config import Config
 from generators.spec import REPORT_OPTIONS, Model, PerFile, Unit
@@ -66,4 +66,6 @@ KIND = Kind(
     templates=Path(__file__).parent / "templates",
     detect=detect.detect,
     doc="model size × sequence length: timings judged for stability, scaling, MFU, kernels, attention",
+    # results.json: every cell's processes with the warm-up rule they ran (steps, not generations)
+    timing=TimingRecords(file=lambda config: config.results, prefix="timing.step_warmup"),
 )

@@ -35,7 +35,8 @@ phases) with ``top_ns``, ``top_launches`` and ``top_share``; from the forward's 
 ``scores_ns``, ``softmax_ns``, ``matmul_ns`` (range totals), ``qk_ns`` and ``pv_ns`` (GEMM
 kernels inside ``scores`` and ``matmul``), ``softmax_ratio = softmax_ns / (qk_ns + pv_ns)``,
 ``softmax_cast_share`` (copy/cast kernels'
-share of the softmax range), ``backward_ratio`` (backward ÷ forward kernel time),
+share of the softmax range), ``softmax_dtype`` (the element type in the name of the softmax
+range's largest kernel that is not a copy), ``backward_ratio`` (backward ÷ forward kernel time),
 ``flop_ratio`` (``flops.softmax_flop_ratio``) and ``per_flop = softmax_ratio / flop_ratio``;
 per range of a training step, ``<range>_gemm_ns`` and ``<range>_gemm_fraction`` (GEMM time ÷
 the range's kernel time), ``fb_gemm_fraction`` (forward and backward together) and
@@ -54,6 +55,7 @@ import math
 import numpy as np
 import pandas as pd
 
+from generators.analysis.kernel_names import element_type
 from generators.kinds.sweep import flops as F
 from generators.kinds.sweep.traces import ATTENTION_RANGES, PASS_RANGES, TraceFailure, TraceSummary
 
@@ -147,6 +149,9 @@ def _trace_columns(row, summary: TraceSummary, categories: dict[str, str], d_hea
         soft = attn["softmax"]
         copies = int(soft.loc[soft["category"] == "copy", "total_ns"].sum())
         out["softmax_cast_share"] = copies / out["softmax_ns"] if out["softmax_ns"] else math.nan
+        main = soft[soft["category"] != "copy"].sort_values(["total_ns", "name"], ascending=[False, True])
+        # the element type of the softmax kernel itself (the range's largest kernel that is not a copy)
+        out["softmax_dtype"] = element_type(main["name"].iloc[0]) if len(main) else ""
         forward = out["forward_ns"]
         out["attention_share"] = sum(out[f"{n}_ns"] for n in ATTENTION_RANGES) / forward if forward else math.nan
         out["softmax_ratio"] = out["softmax_ns"] / (qk + pv) if qk + pv else math.nan
@@ -161,7 +166,7 @@ TRACE_COLUMNS = [
     "gemm_fraction", "forward_gemm_ns", "backward_gemm_ns", "optimizer_gemm_ns", "forward_gemm_fraction",
     "backward_gemm_fraction", "optimizer_gemm_fraction", "fb_gemm_fraction", "optimizer_share", "softmax_cast_share",
     "scores_ns", "softmax_ns", "matmul_ns", "qk_ns", "pv_ns", "attn_gemm_ns", "attention_share",
-    "softmax_ratio", "flop_ratio", "per_flop",
+    "softmax_ratio", "flop_ratio", "per_flop", "softmax_dtype",
 ]  # fmt: skip
 COLUMNS = [
     "key", "size", "seq_len", "pass", "status", "params", "tokens", "batch", "d_head",

@@ -45,9 +45,13 @@ ranges). Per size and pass: ``slope.<size>.<pass>`` (kernel time against length)
 ``dominant.<pass>.<phase>.category.<category>`` (cells whose dominant kernel is of that
 category), ``non_gemm.<seq>.<rank>.share`` / ``.time``, ``optimizer_share.min`` / ``.max``
 (optimizer ÷ step kernel time, training). The OOM cell: ``oom.requested``, ``oom.allocated``,
-``oom.total``. Setup: ``gpu.memory``, ``peak``, ``copy`` (measured copy bandwidth), ``ridge``
-(``peak ÷ copy``), ``softmax.ops``, ``softmax.intensity_max`` (ops ÷ 4 bytes: a BF16 score
-read and a probability written), ``batch``, ``reps``, ``sizes``, ``seqs``,
+``oom.total``. Setup: ``gpu.memory``, ``peak``, ``dram_ceiling`` (the peaks capture's DRAM
+ceiling: its fastest memory stream, ``readers.peaks.dram_ceiling``), ``ridge`` (``peak ÷
+dram_ceiling``), ``softmax.ops``, ``softmax.score_bytes`` (a score read and a probability
+written, in the element type of every inference pass's softmax kernel; 4, a BF16 floor, where
+the passes differ or a name gives none), ``softmax.kernel_cells`` (inference passes whose
+softmax kernel has that element type) and ``softmax.cells``, ``softmax.intensity_max`` (ops ÷
+score bytes), ``batch``, ``reps``, ``sizes``, ``seqs``,
 ``seq.min``, ``seq.max``, ``busy.threshold``, ``ratio.threshold``, ``spread.threshold``.
 
 Issues 24 and 27: per cell also ``gemm_forward`` / ``gemm_backward`` / ``gemm_optimizer`` /
@@ -79,6 +83,7 @@ import math
 
 import numpy as np
 
+from generators.kinds.sweep import flops as F
 from generators.quantity import Quantity
 
 TIMINGS = {"stable": "stable", "host-bound": "host_bound", "unstable": "unstable", "oom": "oom", "failed": "failed"}
@@ -495,15 +500,32 @@ def _kernels(a) -> dict[str, Quantity]:
     return out
 
 
+def _softmax_bytes(result) -> dict[str, Quantity]:
+    """Bytes per score of the softmax kernel (``softmax_dtype`` per inference pass): a score read
+    and a probability written in its element type where every pass's kernel has the same one,
+    else the BF16 floor of 4; and the arithmetic intensity that bounds."""
+    c = result.analysis.cells
+    dtypes = c.loc[(c["pass"] == "inference") & c["softmax_dtype"].notna(), "softmax_dtype"]
+    common = dtypes.iloc[0] if len(dtypes) and (dtypes == dtypes.iloc[0]).all() else ""
+    size = F.ELEMENT_BYTES.get(common)
+    score_bytes = 2 * size if size else 4
+    return {
+        "softmax.cells": _count(len(dtypes)),
+        "softmax.kernel_cells": _count((dtypes == common).sum() if size else 0),
+        "softmax.score_bytes": _count(score_bytes),
+        "softmax.intensity_max": Quantity(result.config.softmax_ops_per_element / score_bytes, "flop_per_byte"),
+    }
+
+
 def _setup(result) -> dict[str, Quantity]:
     a, s = result.analysis, result.config.stability
     out = {
         "gpu.memory": Quantity(result.gpu_memory_bytes, "bytes"),
         "peak": Quantity(result.peak.flop_per_s, "flop_per_s"),
-        "copy": Quantity(result.peak.copy_bytes_per_s, "bytes_per_s"),
-        "ridge": Quantity(result.peak.flop_per_s / result.peak.copy_bytes_per_s, "flop_per_byte"),
+        "dram_ceiling": Quantity(result.peak.dram_bytes_per_s, "bytes_per_s"),
+        "ridge": Quantity(result.peak.flop_per_s / result.peak.dram_bytes_per_s, "flop_per_byte"),
         "softmax.ops": Quantity(result.config.softmax_ops_per_element, "count"),
-        "softmax.intensity_max": Quantity(result.config.softmax_ops_per_element / 4, "flop_per_byte"),
+        **_softmax_bytes(result),
         "sizes": Quantity(len(a.sizes), "count"),
         "seqs": Quantity(len(a.seqs), "count"),
         "seq.min": Quantity(min(a.seqs), "count"),

@@ -48,6 +48,10 @@ def params(d_model: int, d_ff: int, n_layers: int, vocab: int) -> int:
     return vocab * d + n_layers * (4 * d * d + 3 * d * d_ff + 2 * d) + d + d * vocab
 
 
+#: bytes of one element of a kernel's element type (``analysis.kernel_names.element_type``)
+ELEMENT_BYTES = {"fp64": 8, "fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1, "int8": 1}
+
+
 def softmax_flop_ratio(ops_per_element: float, d_head: int) -> float:
     """Softmax operations ÷ attention matmul FLOPs, per head: ops·S² ÷ (4·S²·d_head)."""
     return ops_per_element / (4 * d_head)

@@ -36,7 +36,8 @@ class PeakUsed:
     m: int
     n: int
     k: int
-    copy_bytes_per_s: float  # the measured device-to-device copy bandwidth (the ridge point's roof)
+    dram_bytes_per_s: float  # the peaks capture's DRAM ceiling: its fastest memory stream (the ridge point's roof)
+    dram_stream: str  # that stream's record name (d2d_copy, dram_read_sum, ...): what the page calls it
     ref: str  # the peaks report version, as report.yml names it
     file: str  # its peaks.json as pages show paths
 
@@ -116,8 +117,8 @@ def _peak(cat: Catalog, ref: ReportRef, config: Config, gpu_name: str) -> PeakUs
     matmul = next((m for m in run.matmul if m.dtype == config.peak_dtype), None)
     if matmul is None:
         raise UserError(path, f"no {config.peak_dtype} matmul peak (peak_dtype in {config_path})")
-    copy = peaks.dram_ceiling(run)  # the run's DRAM ceiling: its fastest memory record (a copy in v1)
-    if copy is None:
+    dram = peaks.dram_ceiling(run)  # the run's DRAM ceiling: its fastest memory record, of any stream
+    if dram is None:
         raise UserError(path, "no memory bandwidth (memory[]): the ridge point needs it")
     return PeakUsed(
         config.peak_dtype,
@@ -125,7 +126,8 @@ def _peak(cat: Catalog, ref: ReportRef, config: Config, gpu_name: str) -> PeakUs
         matmul.m,
         matmul.n,
         matmul.k,
-        copy.bytes_per_s,
+        dram.bytes_per_s,
+        dram.name,
         str(peaks_ref),
         cat.display(path),
     )
@@ -183,6 +185,7 @@ def assemble(cat: Catalog, ref: ReportRef, config: Config, summaries: dict, rule
         "results": cat.display(results_path),
         "meta": cat.display(meta_path),
         "rules": cat.display(rules_path),
+        "memory": cat.display(cat.file(ref, config.memory)),
     }
     rule = next((r for r in results["warmup_rule"] if isinstance(r, dict)), None)
     sweep = Sweep(

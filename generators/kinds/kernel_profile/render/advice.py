@@ -90,6 +90,14 @@ def _why_unmeasured(result, p: str, tr: Translator) -> str:
 
 #: the host row's label once the step is a CUDA-graph replay (one launch call for its kernels)
 GRAPH_HOST = N_("Close the gaps between the graph's kernels: fewer kernels")
+#: more than one row of a CUDA-graph replay: the headrooms do not add up (the host no longer paces it)
+GRAPH_OVERLAP = N_("The headrooms overlap (fusing kernels also removes gaps between them), so they do not add up.")
+#: with a graph whose GPU set the pace, a kernel-side headroom pays on its own
+GRAPH_PACE = N_(
+    "In this version the GPU set the pace of the profiled run (every launch call after the first returned before "
+    "the GPU had run out of queued work), so a kernel-side headroom does not wait for the gaps to close: a shorter "
+    "kernel time shortens the step."
+)
 
 
 def headroom(result, tr: Translator, options: dict) -> object:
@@ -126,6 +134,15 @@ def headroom(result, tr: Translator, options: dict) -> object:
         weights = _weights(result, tr)
         return fragment((tr.spaced(text, weights) if weights else text) + "\n")
     note = _note(result, shown, graph, tr)
+    if graph and {"fusion", "gemm", "kernels"} & set(shown):
+        pace = prose.claimed(
+            tr,
+            GRAPH_PACE,
+            result.facts,
+            f"{p}.decode.behind == 0 and {p}.decode.step_time > {p}.kernel_time_per_step",
+            covers="cause quantifier comparison",
+        )
+        note = tr.spaced(note, pace) if pace else note
     if unmeasured:
         note = tr.spaced(note, _why_unmeasured(result, p, tr))
     weights = _weights(result, tr)
@@ -180,7 +197,7 @@ def _note(result, shown: list[str], graph: bool, tr: Translator) -> str:
     parts = [tr.gettext(N_("Per decode step (one token)."))]
     parts += [tr.gettext(ROW_NOTES["graph" if key == "host" and graph else key], ceiling=ceiling) for key in shown]
     if "host" in shown and len(shown) > 1:
-        parts.append(tr.gettext(OVERLAP))
+        parts.append(tr.gettext(GRAPH_OVERLAP if graph else OVERLAP))
     if not {"fusion", "gemm", "kernels"} & set(shown):
         parts.append(tr.gettext(NO_KERNEL_SIDE))  # what the missing rows need
     note = prose.method_block(tr.spaced(*parts))  # the definitions of the rows shown
@@ -254,12 +271,19 @@ DESIGN = (
 )
 
 
+#: a CUDA-graph replay launches a step's kernels with one call: no host cost per kernel to budget
+GRAPH_SKIPS = ("hw.launch_budget", "hw.launch_cost_wall")
+
+
 def hardware_design(result, tr: Translator, options: dict) -> object:
     t = TableBuilder("hardware-design", tr)
     t.col("what", N_("Quantity")).col("value", N_("Value")).col("how", N_("Derived from"))
+    p = result.config.primary
+    calls, launches = result.facts.get(f"{p}.launch_calls_per_step"), result.facts.get(f"{p}.launches_per_step")
+    graph = calls is not None and launches is not None and calls.value < launches.value
     for key, label, how, unit in DESIGN:
         q = result.facts.get(key)
-        if q is None:
+        if q is None or (graph and key in GRAPH_SKIPS):
             continue
         shown = unit or auto(q)  # the CSV holds the number in the unit the cell shows
         t.row(key, tr.gettext(label), Cell(show(q, tr, shown), scaled(q.value, shown)), tables.spans(tr.gettext(how)))
@@ -270,6 +294,15 @@ def hardware_design(result, tr: Translator, options: dict) -> object:
         )
     )
     budget = prose.method(budget)  # a definition
+    if graph:  # the rows it defines are not shown
+        budget = prose.method(
+            tr.gettext(
+                N_(
+                    "No launch budget: with a CUDA graph the host issues a step's kernels with one call, so there is "
+                    "no host cost per kernel to set against the kernel time."
+                )
+            )
+        )
     if "bandwidth.measured" in result.facts:
         bandwidth = prose.method(  # which ceiling the table divides by
             tr.gettext(

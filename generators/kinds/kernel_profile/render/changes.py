@@ -55,8 +55,10 @@ STATUS_LABELS = {
 JUDGED_WORDS = {
     "same": N_("same"),
     "within_noise": N_("{direction} {relative}: within noise (the processes' ranges overlap)"),
-    "not_judged": N_("{direction} {relative}: not judged for noise (no spread measured for it in both versions)"),
+    "not_judged": N_("{direction} {relative}: not judged for noise (no spread measured for it in either version)"),
 }
+#: "not_judged" where one version has a measured spread and the other has none
+NOT_JUDGED_ONE = N_("{direction} {relative}: not judged for noise (no spread measured for it in {version})")
 DIRECTION_WORDS = {"up": N_("up"), "down": N_("down"), "none": N_("no change")}
 #: why a version exists: report.yml changes.why.<version>.kinds
 WHY_LABELS = {
@@ -93,11 +95,20 @@ def change_words(row, tr: Translator, c) -> str:
     if row["status"] in JUDGED_WORDS:
         relative = L.DASH if L.missing(row["relative"]) else tr.percent(abs(row["relative"]))
         direction = tr.gettext(DIRECTION_WORDS[row["direction"]])
+        if row["status"] == "not_judged":
+            lacking = [v for v, r in ((c.before, row["range_before"]), (c.after, row["range_after"])) if _no_range(r)]
+            if len(lacking) == 1:
+                return tr.gettext(NOT_JUDGED_ONE, direction=direction, relative=relative, version=lacking[0])
         return tr.gettext(JUDGED_WORDS[row["status"]], direction=direction, relative=relative)
     verdict = row["verdict"] if row["verdict"] in ("better", "worse") else "neutral"
     change = _signed(_q(row["change"], row["dim"], tr, CHANGE_DISPLAY), row["change"])
     relative = L.DASH if L.missing(row["relative"]) else tr.percent(abs(row["relative"]))
     return tr.gettext(CHANGE_WORDS[(row["direction"], verdict)], relative=relative, change=change)
+
+
+def _no_range(r) -> bool:
+    """A metric's side without a measured range (None, or NaN in the table)."""
+    return r is None or (isinstance(r, float) and r != r)
 
 
 def _colour(row) -> str:
@@ -340,6 +351,9 @@ def metrics(c, tr: Translator, options: dict) -> object:
                 change_words(row, tr, c),
             )
         out += [f"**{tables.text(tr.pick(v.label))}**\n", t.build()]
+        left_out = _left_out_note(v, c, tr)
+        if left_out:
+            out.append(left_out + "\n")
         if v.apis_before or v.apis_after:
             out.append(_apis_table(v, c, tr))
     note = tr.gettext(
@@ -351,6 +365,36 @@ def metrics(c, tr: Translator, options: dict) -> object:
         after=c.after,
     )
     return fragment(*out, f"{note}\n")
+
+
+def _left_out_note(v, c, tr: Translator) -> str:
+    """What the GEMM DRAM bandwidth of ``v`` leaves out, where a version has such call sites."""
+    if not v.gemm_left_out or (c.metrics[(c.metrics["variant"] == v.name)]["metric"] != "gemm.bandwidth").all():
+        return ""
+    (sb, sa), (hb, ha) = v.gemm_left_out["sites"], v.gemm_left_out["share"]
+
+    def n(x):
+        return L.DASH if x is None else tr.integer(int(x))
+
+    def share(x):
+        return L.DASH if x is None else tr.percent(x)
+
+    text = tr.gettext(
+        N_(
+            "The GEMM DRAM bandwidth of this variant covers the tensor-core GEMM call sites with one DRAM byte count "
+            "per launch: it leaves out the call sites whose profiled launches differ more than twofold in DRAM bytes, "
+            "different work behind one kernel and grid: {before_sites} in {before} and {after_sites} in {after}, "
+            "{before_share} and {after_share} of the kernel time."
+        ),
+        before=c.before,
+        after=c.after,
+        before_sites=n(sb),
+        after_sites=n(sa),
+        before_share=share(hb),
+        after_share=share(ha),
+    )
+    facts = {"sites": (sb or 0) + (sa or 0)}
+    return prose.stated(text, facts, "sites > 0", "quantifier")
 
 
 def _friendly(row, tr: Translator) -> str:
@@ -368,10 +412,27 @@ def _variant(c, options: dict):
 def kernels(c, tr: Translator, options: dict) -> object:
     v = _variant(c, options)
     per_step = v.basis == "step"
-    counts = tr.gettext(
-        N_("{changed} changed, {added} added, {removed} removed and {unchanged} unchanged kernels (by friendly name)."),
-        **{k: tr.integer(n) for k, n in v.counts.items()},
+    counts = tr.spaced(
+        *(
+            tr.gettext(
+                N_(
+                    "{variant}: {changed} changed, {added} added, {removed} removed and {unchanged} unchanged kernels "
+                    "(by friendly name)."
+                ),
+                variant=tables.text(tr.pick(w.label)),
+                **{k: tr.integer(n) for k, n in w.counts.items()},
+            )
+            for w in (v, *(w for w in c.variants.values() if w is not v))
+        )
     )
+    if len(c.variants) > 1:
+        counts = tr.spaced(
+            counts,
+            tr.gettext(
+                N_("The table and the sections below are the {variant} variant's."),
+                variant=tables.text(tr.pick(v.label)),
+            ),
+        )
     basis = tr.gettext(
         N_("Launches and times are per decode step.") if per_step else N_("Launches and times are per traced range.")
     )
@@ -460,7 +521,7 @@ def categories(c, tr: Translator, options: dict) -> object:
             row["launches_before"],
             row["launches_after"],
         )
-    return fragment(t.build())
+    return fragment(f"**{tables.text(tr.pick(v.label))}**\n", t.build())
 
 
 def classes(c, tr: Translator, options: dict) -> object:
@@ -493,7 +554,7 @@ def classes(c, tr: Translator, options: dict) -> object:
             for r in moved.to_dict("records")
         ]
         text = tr.gettext(N_("Kernels whose class changed:")) + "\n\n" + "".join(f"- {i}\n" for i in items)
-    return fragment(t.build(), f"{text}\n")
+    return fragment(f"**{tables.text(tr.pick(v.label))}**\n", t.build(), f"{text}\n")
 
 
 #: how the shared call-site matcher (analysis.call_match) joined two versions
@@ -515,7 +576,7 @@ def method(c, tr: Translator, options: dict) -> object:
                 "without a range on one side is not judged for noise. Only a change is coloured better or worse. "
                 "In the kernel and category tables a change counts when it is at least {relative} of the old value "
                 "and, for a time, at least {absolute}; a smaller one is listed as unchanged ({fields} in "
-                "`report.yml`). A change of class always counts."
+                "`report.yml`, or their defaults where it sets none). A change of class always counts."
             ),  # fmt: skip
             relative=tr.percent(c.noise.relative),
             absolute=show(Quantity(c.noise.absolute_ns, "ns"), tr, "us"),
@@ -540,7 +601,11 @@ def method(c, tr: Translator, options: dict) -> object:
                 "two fresh processes were timed: each version's page shows both and their spread) ÷ its new tokens. "
                 "Wall time per step (profiled): from the start of the traced range to the later of its end and its "
                 "last kernel's end, ÷ the traced steps (a CUDA-graph replay keeps the GPU busy after the host has left "
-                "the range). Host "
+                "the range). Decode step on the GPU and its idle share (profiled): the span of the range's kernels "
+                "÷ the traced steps and the time in it with no kernel running, measured only where the GPU set the "
+                "pace (every launch call after the first returned before the GPU had run out of queued work); where "
+                "the host set it in any call the row shows a dash, and that version's page gives the GPU idle over "
+                "the same span in its host-side table, the GPU's waits for the host included. Host "
                 "launch calls: "
                 "the API calls that launched the range's kernels, each counted once (every kernel of a CUDA-graph "
                 "replay shares its `cudaGraphLaunch`), by API from the trace's runtime and driver events."

@@ -29,8 +29,38 @@ METRIC_LABELS = {
     "kernel_time_per_step": N_("Kernel time per step"),
     "launches_per_step": N_("Kernel launches per step"),
     "launch_calls_per_step": N_("Host launch calls per step"),
-    "gpu_idle_share": N_("GPU idle (estimate)"),
+    # the report pages' name for it (their variants table): not their host side's GPU idle share
+    "gpu_idle_share": N_("1 − kernel time ÷ wall time per token"),
 }
+#: what each summary metric is, said under the table for the rows it shows
+METRIC_DEFINITIONS = {
+    "wall_per_token": N_(
+        "Wall time per token (no profiler): a whole generation, prefill and decode, timed without the profiler "
+        "(`timing.json`: the median generation, process 1's where several fresh processes were timed) ÷ its new "
+        "tokens."
+    ),
+    "step_time": N_(
+        "Wall time per step (profiled): in the profiled run, from the start of the traced range to the later of its "
+        "end and its last kernel's end, ÷ the traced steps."
+    ),
+    "kernel_time_per_step": N_("Kernel time per step: the summed durations of the range's kernels ÷ the traced steps."),
+    "launches_per_step": N_("Kernel launches per step: the range's kernels ÷ the traced steps."),
+    "launch_calls_per_step": N_(
+        "Host launch calls per step: the API calls that launched the range's kernels, each counted once (every "
+        "kernel of a CUDA-graph replay shares its `cudaGraphLaunch`), ÷ the traced steps."
+    ),
+    "gpu_idle_share": N_(
+        "1 − kernel time ÷ wall time per token: the profiled kernel time per step against the un-profiled wall time "
+        "per token, whose generation includes the prefill; so it is not the GPU idle share the report pages show "
+        "on their host side (the time with no kernel running in the span of the range's kernels, from the trace)."
+    ),
+}
+JUDGED_DEFINITION = N_(
+    "Judged against noise: equal values are the same; a count that differs changed; the wall time per token, and "
+    "1 − kernel time ÷ wall time per token (over the worst case of its inputs), changed only when the two sides' "
+    "ranges over their fresh processes do not overlap, and are within noise when they do; a quantity measured in one "
+    "trace, or resting on a single timed process on either side, is not judged for noise."
+)
 METRIC_UNITS = {"ns": "us", "fraction": "percent", "count": None}
 JUDGED = {
     "changed": N_("changed"),
@@ -68,7 +98,10 @@ NAME_CHARS = 60
 #: a side's per-kernel attribution method where the report page's wording (parts.METHOD_TEXT,
 #: which speaks of the whole trace) does not fit the range's kernels
 SIDE_METHOD_TEXT = {
-    "rules": N_("operator-name rules only (no module, Python stack or part range is open at its kernels' launches)"),
+    "rules": N_(
+        "operator-name rules only (at its kernels' launches no module and no part range is open, and no open Python "
+        "function is one a part rule names)"
+    ),
 }
 
 
@@ -192,7 +225,49 @@ def summary(c, tr: Translator, options: dict) -> object:
     head = tr.gettext(N_("A is {a} ({gpu_a}); B is {b} ({gpu_b})."), a=_side(c.a), b=_side(c.b), gpu_a=c.a.gpu_name,
                       gpu_b=c.b.gpu_name)  # fmt: skip
     text = _joined([prose.method(head), *sentences])
-    return fragment(text + "\n", t.build())
+    shown = [m for m in c.metrics["metric"] if m in METRIC_DEFINITIONS]
+    defined = [tr.gettext(METRIC_DEFINITIONS[m]) for m in shown] + [tr.gettext(JUDGED_DEFINITION)]
+    return fragment(text + "\n", t.build(), "".join(f"- {prose.method(d)}\n" for d in defined))
+
+
+def _part_label(c, part, tr: Translator) -> str | None:
+    if not isinstance(part, str):
+        return None
+    label = (c.part_labels or {}).get(part)
+    return label[tr.language] if label and tr.language in label else part
+
+
+def _part_cell(c, r: dict, tr: Translator) -> str | None:
+    """The row's part: one where the sides that have kernels in it agree (or it is on one side
+    only), else each side's, named."""
+    sides = [s for s in ("a", "b") if isinstance(r[f"kernels_{s}"], list)]
+    parts = {s: r[f"part_{s}"] if isinstance(r[f"part_{s}"], str) else None for s in sides}
+    if len(set(parts.values())) <= 1:
+        return _part_label(c, next(iter(parts.values()), None), tr)
+    return tr.gettext(N_("A: {a}; B: {b}"), a=_part_label(c, parts["a"], tr) or "—",
+                      b=_part_label(c, parts["b"], tr) or "—")  # fmt: skip
+
+
+def _sites_intro(c, tr: Translator) -> str:
+    f = _facts(c)
+    if c.same_gpu:
+        return prose.claimed(
+            tr,
+            N_(
+                "Each row is one call site of the profiled range, its kernels on both sides, and, for a call site on "
+                "both sides, the predicted ratio: 1, both sides having run on the same kind of GPU (no class or peak "
+                "enters it)."
+            ),
+            f, "same_gpu == 1 and predicted_one == rows.both", covers="quantifier cause",
+        )  # fmt: skip
+    return prose.method(
+        tr.gettext(
+            N_(
+                "Each row is one call site of the profiled range, its kernels on both sides, and the ratio the two "
+                "GPUs' peaks predict for it from side A's class."
+            )
+        )
+    )
 
 
 def sites(c, tr: Translator, options: dict) -> object:
@@ -217,9 +292,7 @@ def sites(c, tr: Translator, options: dict) -> object:
             verdict = tr.gettext(BY_NAME_ONLY[r["what_changed"]])
         else:
             verdict = tr.gettext(WHAT_CHANGED[r["what_changed"]])
-        part = r["part_a"] if isinstance(r["part_a"], str) else r["part_b"] if isinstance(r["part_b"], str) else None
-        label = (c.part_labels or {}).get(part)
-        part = label[tr.language] if label and tr.language in label else part
+        part = _part_cell(c, r, tr)
         t.row(
             key_of(r["key"]), L.code_cell(_site(r)), part, L.code_cell(ka), L.code_cell(kb),
             _num(r["launches_a"]), _num(r["launches_b"]), _num(r["time_a"]), _num(r["time_b"]), _num(r["ratio"]),
@@ -227,10 +300,14 @@ def sites(c, tr: Translator, options: dict) -> object:
             verdict,
         )  # fmt: skip
     note = tr.gettext(
-        N_("Every call site of the range, by the larger of its two times per step; matched by {basis}."),
+        N_(
+            "Every call site of the range, by the larger of its two times per step; matched by {basis}. Part: the "
+            "model part the row's kernels are attributed to (“By model part” below says how on each side), one "
+            "where its sides agree or it is on one side only, else A's and B's."
+        ),
         basis=tr.gettext(BASES[c.basis]),
     )
-    return fragment(prose.method(note) + "\n", t.build())
+    return fragment(_sites_intro(c, tr) + "\n\n" + prose.method(note) + "\n", t.build())
 
 
 FIGURE_ROWS = 30
@@ -278,13 +355,20 @@ LEAST = 5
 
 
 def least(c, tr: Translator, options: dict) -> object:
-    """The call sites on both sides that gain least against their prediction (highest measured ÷
-    predicted), each with its kernel and class on A."""
-    rows = c.rows[(c.rows["status"] == "both") & c.rows["distance"].notna()]
+    """The call sites on both sides that gain least against their prediction: those slower than
+    predicted by the noise rule (a difference within noise is no finding), highest measured ÷
+    predicted first, each with its kernel and class on A."""
+    f = _facts(c)
+    rows = c.rows[(c.rows["status"] == "both") & c.rows["distance"].notna() & (c.rows["against"] == "slower")]
     rows = rows.assign(_d=rows["distance"].astype(float)).sort_values(["_d", "key"], ascending=[False, True])
     top = rows.head(LEAST).to_dict("records")
     if not top:
-        return fragment(prose.method(tr.gettext(N_("No call site on both sides has a prediction."))) + "\n")
+        return fragment(
+            prose.claimed(
+                tr, N_("No call site on both sides is slower than predicted beyond the noise rule."), f,
+                "rows.slower == 0", covers="quantifier",
+            ) + "\n"
+        )  # fmt: skip
     items = []
     for r in top:
         items.append(
@@ -301,18 +385,23 @@ def least(c, tr: Translator, options: dict) -> object:
                 kernel=L.code(_kernel(r["kernels_b"][0]["name"])),
             )
         )  # fmt: skip
-    intro = prose.claimed(
-        tr,
+    message = (
         N_(
-            "The {n} of the {m} call sites on both sides with a prediction that have the highest measured ÷ "
-            "predicted ratio, highest first, with side A's class and side B's kernel:"
-        ),
-        _facts(c),
-        f"rows.predicted == {len(rows)}",
-        covers="quantifier",
-        n=tr.integer(len(top)),
-        m=tr.integer(len(rows)),
+            "The {m} call sites on both sides slower than predicted beyond the noise rule (below), highest measured "
+            "÷ predicted first, with side A's class and side B's kernel; a call site within noise of its prediction "
+            "is not listed:"
+        )
+        if len(top) == len(rows)
+        else N_(
+            "The {n} of the {m} call sites on both sides slower than predicted beyond the noise rule (below) that "
+            "have the highest measured ÷ predicted ratio, highest first, with side A's class and side B's kernel; a "
+            "call site within noise of its prediction is not listed:"
+        )
     )
+    intro = prose.claimed(
+        tr, message, f, f"rows.slower == {len(rows)}", covers="quantifier",
+        n=tr.integer(len(top)), m=tr.integer(len(rows)),
+    )  # fmt: skip
     return fragment(intro + "\n\n" + "".join(f"- {i}\n" for i in items))
 
 
@@ -369,6 +458,14 @@ def method(c, tr: Translator, options: dict) -> object:
         ),
         tr.gettext(
             N_(
+                "Predicted ratio B ÷ A: both sides ran on one kind of GPU, so 1 for every call site on both sides, "
+                "whatever side A's class (between two kinds of GPU it comes from side A's class and the two GPUs' "
+                "peaks)."
+            )
+        )
+        if c.same_gpu
+        else tr.gettext(
+            N_(
                 "Predicted ratio B ÷ A from side A's class: memory-bound, the DRAM bandwidth of A ÷ that of B; "
                 "compute-bound, the dtype's peak of A ÷ that of B; balanced, the larger of the two; latency-bound, "
                 "1; on one GPU, 1 whatever the class; peaks: {peaks}."
@@ -378,11 +475,20 @@ def method(c, tr: Translator, options: dict) -> object:
         tr.gettext(
             N_(
                 "A time per step changed, and a measured ratio differs from its prediction, only when the difference "
-                'is at least {relative} and at least {absolute} per step (the noise rule of the "what changed" pages, '
-                "from side A's `report.yml`); the summary's metrics are judged as those pages judge them."
+                'is at least {relative} and at least {absolute} per step (the noise rule of the "what changed" pages: '
+                "{source}); the summary's metrics are judged as those pages judge them."
             ),
             relative=tr.percent(c.noise.relative),
             absolute=show(Quantity(c.noise.absolute_ns, "ns"), tr, "us"),
+            source=tr.gettext(
+                N_(
+                    "the project's defaults of {fields}, in `generators/readers/report_config.py`, which side A's "
+                    "`report.yml` keeps"
+                )
+                if c.noise_default
+                else N_("{fields} in side A's `report.yml`"),
+                fields=tr.list([L.code("changes.noise_pct"), L.code("changes.noise_us")]),
+            ),
         ),
         tr.gettext(
             N_("The same comparison as text or JSON: {command}."),

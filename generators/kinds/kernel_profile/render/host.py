@@ -47,7 +47,9 @@ def host(result, tr: Translator, options: dict) -> object:
             "pace, not the cost of issuing. Decode step on the GPU: the span from the range's first kernel's start "
             "to its last kernel's end ÷ the steps, the decode step without the prefill, where every launch call "
             "after the first returned before the GPU had run out of queued work (the GPU set the pace); a dash "
-            "where the host set it. GPU idle: the time in that span with no kernel running."
+            "where the host set it. GPU idle: the time with no kernel running in the span from the range's first "
+            "kernel's start to its last kernel's end, whoever set the pace; where the host set it, the GPU's waits "
+            "for the host are part of it, and it is not the idle share of a decode step."
         )
     )
     a = TableBuilder("anomalies", tr)

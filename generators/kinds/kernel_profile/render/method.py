@@ -12,6 +12,7 @@ import shlex
 from generators import vocab
 from generators.analysis import ncu_metrics
 from generators.analysis.distribution import TUKEY_K
+from generators.kinds.kernel_profile.facts import reused_exports
 from generators.kinds.kernel_profile.render import labels as L
 from generators.kinds.kernel_profile.render.classes import reason_text
 from generators.kinds.kernel_profile.render.method_text import (
@@ -22,7 +23,7 @@ from generators.kinds.kernel_profile.render.method_text import (
     RULE_STEPS,
     formula_args,
 )
-from generators.kinds.kernel_profile.render.tables import fact
+from generators.kinds.kernel_profile.render.tables import fact, reused_ncu
 from generators.pieces import Cell, fragment
 from generators.render import meta_fields, prose
 from generators.render.i18n import N_, Translator
@@ -116,7 +117,7 @@ def setup(result, tr: Translator, options: dict) -> object:
         _pairs("software", meta.software, tr, N_("Software"), as_text=True),
         _pairs("model", meta.model or {}, tr, N_("Model")),
         _pairs("workload", _workload(meta), tr, N_("Workload")),
-        when + "\n\n" + _profilers(result, tr),
+        tr.spaced(when, *(reused_ncu(result, name, tr) for name in result.variants)) + "\n\n" + _profilers(result, tr),
     )
 
 
@@ -269,6 +270,13 @@ def methodology(result, tr: Translator, options: dict) -> object:
             + "\n"
         )
         out.append(_code_block(run.commands or [L.DASH]))
+        reused = reused_ncu(result, name, tr)
+        if reused:
+            recorded = tr.gettext(
+                N_("The commands and the status above are those of the run that wrote them, as {source} recorded it."),
+                source=reused_exports(result, name)[0],
+            )
+            out.append(tr.spaced(reused, prose.method(recorded)) + "\n")
         sections = ", ".join(L.code(s) for s in run.sections)
         out.append(prose.method_block(tr.gettext(N_("Sections: {sections}."), sections=sections or L.DASH)) + "\n")
         if run.sampling:
@@ -303,6 +311,14 @@ def methodology(result, tr: Translator, options: dict) -> object:
     # would show a dash: they are left out (the overview says what would fill them)
     metrics = any("metrics" in files for files in result.files.values())
     formulas = FORMULAS if metrics else [t for t in FORMULAS if not t.startswith("Joining Nsight Compute")]
+    # the computations from operator shapes, where the range records none (a CUDA-graph replay) or
+    # the page has no number from them, are not described
+    p = result.config.primary
+    if f"{p}.weights.bytes_per_step" not in result.facts:
+        formulas = [t for t in formulas if not t.startswith("Weights and KV cache per step")]
+    op_time = result.facts.get(f"{p}.host.op_time")
+    if op_time is not None and op_time.value == 0:
+        formulas = [t for t in formulas if not t.startswith("Useful FLOPs, from the shapes")]
     out += [f"- {prose.method_block(tr.gettext(text, **args))}" for text in formulas]
     out.append("")
     out.append("### " + tr.gettext(N_("Classification rule")) + "\n")

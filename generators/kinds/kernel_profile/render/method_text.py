@@ -82,8 +82,10 @@ FORMULAS = [
         "Bandwidth of a call site: the median DRAM bytes of its profiled launches ÷ the median duration of its "
         "launches in the trace; beside it, the same bytes ÷ the median duration under Nsight Compute. "
         "Weight-streaming GEMM/GEMV bandwidth: Σ (bytes × launches) ÷ Σ trace time over the GEMM/GEMV call sites "
-        "with tensor-core work, compared with the specification and, where the report names a peaks capture "
-        "(`measured_peaks`), the measured DRAM ceiling."
+        "with tensor-core work and one DRAM byte count per launch, compared with the specification and, where "
+        "the report names a peaks capture (`measured_peaks`), the measured DRAM ceiling; a call site without an "
+        "operator whose profiled launches differ more than twofold in DRAM bytes (different work behind one "
+        "kernel and grid) has no byte count and is left out."
     ),
     N_(
         "Memory levels (Nsight Compute's hierarchical roofline): achieved L1 bytes per second {l1}, L2 {l2}, "

@@ -244,6 +244,30 @@ def _finding(result, tr: Translator) -> str | None:
     )
 
 
+def reused_ncu(result, name: str, tr: Translator) -> str:
+    """The sentence that ``name``'s Nsight Compute exports in this version are an earlier
+    version's, reused (meta.json ``reused``), marked with its claim; "" where they are this
+    capture's own."""
+    from generators.kinds.kernel_profile.facts import reused_exports
+
+    found = reused_exports(result, name)
+    if found is None:
+        return ""
+    source, files = found
+    text = tr.gettext(
+        N_(
+            "The {variant} variant's Nsight Compute exports in this version, {files}, are {source}'s, reused "
+            "(`reused` in `meta.json`): this capture has none of its own, and every Nsight Compute metric of this "
+            "variant on this page (classes, DRAM bytes and bandwidths, roofline points) is {source}'s measurement, "
+            "joined with this version's trace."
+        ),
+        variant=L.label(result.config.variants[name].label, tr),
+        files=tr.list([L.code(f) for f in files]),
+        source=source,
+    )
+    return prose.stated(text, result.facts, f'fact("{name}.ncu.reused") == 1', "quantifier")
+
+
 def top(result, tr: Translator, options: dict) -> object:
     _, v, suffix = chosen(result, options)
     t = TableBuilder(f"top{suffix}", tr)
@@ -280,7 +304,7 @@ def top(result, tr: Translator, options: dict) -> object:
     )
     note = prose.stated(note, result.facts, f'fact("{v.name}.top_n") <= fact("{v.name}.distinct_kernels")', "ranking")
     how = tr.gettext(N_("Times are from the trace; the class comes from the kernel's profiled launches."))
-    return fragment(t.build(), tr.spaced(note, prose.method_block(how)) + "\n")
+    return fragment(t.build(), tr.spaced(note, prose.method_block(how), reused_ncu(result, v.name, tr)) + "\n")
 
 
 def launched_by(result, vp, name: str, tr: Translator) -> str | Cell:

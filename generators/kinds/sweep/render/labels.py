@@ -98,6 +98,41 @@ def not_run(cell, tr: Translator) -> str:
     return tr.gettext(N_("failed: {error}"), error=cell["error"] or DASH)
 
 
+#: the peaks capture's memory streams (``peaks.json`` memory[].name), as the roofline pages name them
+DRAM_STREAMS = {
+    "d2d_copy": N_("DRAM copy (read + write)"),
+    "dram_copy": N_("DRAM copy (read + write)"),
+    "dram_read_sum": N_("DRAM read (sum to one value)"),
+    "dram_read_rows": N_("DRAM read (row sums)"),
+}
+
+
+def dram_stream(name: str, tr: Translator) -> str:
+    """The DRAM ceiling's stream by its translated name (its record name as code otherwise)."""
+    return tr.gettext(DRAM_STREAMS[name]) if name in DRAM_STREAMS else code(name)
+
+
+def fresh_not_run(cell, total_bytes: int, tr: Translator) -> str | None:
+    """Why a cell has no peak in the fresh-process memory capture (None: it has one): out of
+    memory there (what it asked for, what was allocated), or not in the capture."""
+    status = cell["fresh_status"]
+    if status == "ok":
+        return None
+    asked = cell["fresh_oom_requested_bytes"]
+    if status == "oom" and not missing(asked):
+        return tr.gettext(
+            N_("out of memory in its fresh process: asked for {asked} with {allocated} allocated of {total}"),
+            asked=show(Quantity(float(asked), "bytes"), tr, "mib1"),
+            allocated=gib(cell["fresh_oom_allocated_bytes"], tr),
+            total=gib(total_bytes, tr),
+        )
+    if status == "oom":
+        return tr.gettext(N_("out of memory in its fresh process"))
+    if status is None:
+        return tr.gettext(N_("not in the fresh-process capture"))
+    return tr.gettext(N_("failed in its fresh process"))
+
+
 TRACE_PROBLEMS = {
     "missing": N_("no trace: {file} not found"),
     "unreadable": N_("no trace: {file} cannot be read ({error})"),

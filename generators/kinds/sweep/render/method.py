@@ -181,6 +181,13 @@ PROCESSES_SHUFFLED = [
     ),
 ]
 
+MEMORY = N_(
+    "Memory: torch.cuda.max_memory_allocated over warm-up and timed steps, reset before each cell but measured "
+    "in a process that may have run other cells before it (the position is recorded per process where the "
+    "capture wrote it). An out-of-memory cell shows the allocation PyTorch's message names and what was "
+    "allocated when it failed."
+)
+
 METHOD = [
     N_(
         "Timing (the capture's method): each process warms the step up by the rule in the setup (until the last "
@@ -232,13 +239,16 @@ METHOD = [
         "Slopes: least squares of log(kernel time) on log(sequence length) per size and pass, and between "
         "neighbouring lengths; on log(parameters) per length for the parameter figure."
     ),
-    N_(
-        "Memory: torch.cuda.max_memory_allocated over warm-up and timed steps, reset before each cell but measured "
-        "in a process that may have run other cells before it (the position is recorded per process where the "
-        "capture wrote it). An out-of-memory cell shows the allocation PyTorch's message names and what was "
-        "allocated when it failed."
-    ),
+    MEMORY,
 ]
+#: with a fresh-process memory capture (``memory.jsonl``): what the memory table and figure show
+MEMORY_FRESH = N_(
+    "Memory alone ({file}): each configuration is built as the timing builds it, alone in a fresh process of its "
+    "own; the process resets the peak, runs a few eager steps without timing and records "
+    "torch.cuda.max_memory_allocated after the last (out of memory: the allocation PyTorch's message names and "
+    "what was allocated then). The memory table and figure show these peaks; the table of both timing processes' "
+    "peaks sets them beside the in-process ones above."
+)
 
 
 def methodology(result, tr: Translator, options: dict) -> object:
@@ -264,6 +274,7 @@ def methodology(result, tr: Translator, options: dict) -> object:
         "ops": tr.number(result.config.softmax_ops_per_element, 1),
     }
     shuffled = bool(result.analysis.stability.get("gpu_cells"))
+    fresh = bool(result.analysis.cells["fresh_status"].notna().any())  # memory.jsonl: every cell alone
     items = [x for t in METHOD for x in (PROCESSES_SHUFFLED if shuffled and t is PROCESSES_PER_SIZE else [t])]
     for text in items:
         if text is PROCESSES_PER_SIZE:  # what the capture did, then how the page shows it
@@ -274,6 +285,8 @@ def methodology(result, tr: Translator, options: dict) -> object:
             out.append(f"- {tr.spaced(timed, prose.method_block(tr.gettext(text, **args)))}")
         else:
             out.append(f"- {prose.method_block(tr.gettext(text, **args))}")
+        if text is MEMORY and fresh:
+            out.append(f"- {prose.method_block(tr.gettext(MEMORY_FRESH, file=L.code(result.paths['memory'])))}")
     if shuffled:
         return fragment("\n".join(out) + "\n")
     notes = tr.gettext(

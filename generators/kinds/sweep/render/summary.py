@@ -180,11 +180,18 @@ def softmax_gap(result, tr: Translator, options: dict) -> object:
         "per_flop.min > 1 and softmax_ratio.min > flop_ratio.max",
         "comparison",
     )
+    c = result.analysis.cells
+    kernel_dtype = next(iter(c.loc[c["pass"] == "inference", "softmax_dtype"].dropna()), "")
     args = {
         "ops": f("softmax.ops"),
-        "intensity": f("softmax.intensity_max"),
+        "intensity": f("softmax.intensity_max", "flop_per_byte3"),
         "ridge": f("ridge"),
         "dtype": tr.gettext(vocab.DTYPES[result.peak.dtype]),
+        "ceiling": f("dram_ceiling"),
+        "stream": L.dram_stream(result.peak.dram_stream, tr),
+        "bytes": f("softmax.score_bytes"),
+        "cells": f("softmax.cells"),
+        "kernel_dtype": tr.gettext(vocab.DTYPES[kernel_dtype]) if kernel_dtype in vocab.DTYPES else kernel_dtype,
         "cast_low": f("softmax_cast_share.min"),
         "cast_high": f("softmax_cast_share.max"),
     }
@@ -192,7 +199,16 @@ def softmax_gap(result, tr: Translator, options: dict) -> object:
     second = [
         prose.stated(tr.gettext(SOFTMAX_SIGNATURE), facts, below, "cause"),
         prose.stated(
-            tr.gettext(SOFTMAX_BYTES, **args), facts, "softmax.intensity_max < ridge", "quantifier comparison"
+            tr.gettext(SOFTMAX_BYTES_KERNEL, **args),
+            facts,
+            "softmax.intensity_max < ridge and softmax.kernel_cells == softmax.cells and softmax.cells > 0",
+            "quantifier comparison",
+        ),
+        prose.stated(
+            tr.gettext(SOFTMAX_BYTES, **args),
+            facts,
+            "softmax.intensity_max < ridge and softmax.kernel_cells < softmax.cells",
+            "comparison",
         ),
         prose.stated(tr.gettext(SOFTMAX_CAST, **args), facts, below + " and softmax_cast_share.min > 0", "comparison"),
         prose.stated(
@@ -206,10 +222,18 @@ def softmax_gap(result, tr: Translator, options: dict) -> object:
 
 
 SOFTMAX_SIGNATURE = N_("That gap is the signature of a memory-bound kernel.")
+SOFTMAX_BYTES_KERNEL = N_(
+    "Softmax reads every score and writes every probability: its kernel reads and writes {kernel_dtype} in all "
+    "{cells} inference forward passes, {bytes} bytes per score for about {ops} operations, an arithmetic "
+    "intensity of at most {intensity}, below this GPU's ridge point of {ridge} (the measured {dtype} peak ÷ the "
+    "measured DRAM ceiling of {ceiling}, from the peaks capture's {stream} stream)."
+)
+#: where the passes' softmax kernels differ in element type (or a name gives none): the BF16 floor
 SOFTMAX_BYTES = N_(
-    "Softmax reads every score and writes every probability: at least 4 bytes per score in BF16, for about "
-    "{ops} operations, an arithmetic intensity of at most {intensity}, below this GPU's ridge point of {ridge} "
-    "(measured {dtype} peak ÷ measured copy bandwidth)."
+    "Softmax reads every score and writes every probability: at least {bytes} bytes per score (two bytes each "
+    "way in BF16), for about {ops} operations, an arithmetic intensity of at most {intensity}, below this GPU's "
+    "ridge point of {ridge} (the measured {dtype} peak ÷ the measured DRAM ceiling of {ceiling}, from the peaks "
+    "capture's {stream} stream)."
 )
 SOFTMAX_CAST = N_(
     "In this capture a copy/cast kernel before the softmax kernel takes {cast_low} to {cast_high} of the "

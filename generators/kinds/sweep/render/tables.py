@@ -202,10 +202,17 @@ def memory(result, tr: Translator, options: dict) -> object:
     t.col("train", N_("Training step, peak"), "gib").col("train_share", N_("Of GPU memory"), "percent")
     t.col("note", N_("Note"))
     cells = {c["key"]: c for c in _records(result)}
+    total = result.meta.gpu.total_memory_bytes
     for r in result.analysis.by_size_seq.to_dict("records"):
-        notes = [
-            L.not_run(cells[r[f"{p}.key"]], tr) for p in ("inference", "train") if r[f"{p}.status"] not in (None, "ok")
-        ]
+        if fresh:  # the table shows the fresh processes' peaks: the notes are theirs, labelled so
+            notes = [L.fresh_not_run(cells[r[f"{p}.key"]], total, tr) for p in ("inference", "train")]
+            notes = [n for n in notes if n]
+        else:
+            notes = [
+                L.not_run(cells[r[f"{p}.key"]], tr)
+                for p in ("inference", "train")
+                if r[f"{p}.status"] not in (None, "ok")
+            ]
         t.row(
             key_of(r["size"], r["seq_len"]),
             r["size"],
