@@ -56,12 +56,13 @@ def serve(site: Path) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def chromium():
+def chromium(env: dict[str, str] | None = None):
+    """Headless Chromium (``env``: its environment, where not this process's)."""
     from playwright.sync_api import sync_playwright
 
     require_chromium()
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=FLAGS)
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=FLAGS, env=env)
         try:
             yield browser
         finally:
@@ -102,6 +103,29 @@ def recording_page(browser, base_url: str):
         yield page
     finally:
         context.close()
+
+
+# The session's site in Chromium, for a test module that binds these three fixtures to its own
+# names (``base_url``, ``browser``, ``page``): one server and one browser per module, a fresh
+# recording page per test.
+
+
+@pytest.fixture(scope="module")
+def base_url(built_site):
+    with serve(built_site.site) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with chromium() as browser:
+        yield browser
+
+
+@pytest.fixture
+def page(browser, base_url):
+    with recording_page(browser, base_url) as page:
+        yield page
 
 
 def load_all_images(page) -> list[tuple[str, int]]:

@@ -37,8 +37,8 @@ import matplotlib
 import pytest
 from playwright.sync_api import Error as PlaywrightError
 
-from tests import project
-from tests.browser_helpers import CHROMIUM, FLAGS, needs_chromium, representative_pages, require_chromium, serve
+from tests import browser_helpers, project
+from tests.browser_helpers import chromium, needs_chromium, representative_pages, require_chromium
 
 pytestmark = needs_chromium
 
@@ -109,22 +109,12 @@ def no_cjk_fontconfig(tmp: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    from playwright.sync_api import sync_playwright
-
     require_chromium()
-    env = no_cjk_fontconfig(tmp_path_factory.mktemp("fontconfig"))
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=FLAGS, env=env)
-        try:
-            yield b
-        finally:
-            b.close()
+    with chromium(env=no_cjk_fontconfig(tmp_path_factory.mktemp("fontconfig"))) as b:
+        yield b
 
 
-@pytest.fixture(scope="module")
-def base_url(built_site):
-    with serve(built_site.site) as url:
-        yield url
+base_url = browser_helpers.base_url  # the site served (a fixture)
 
 
 def web_families() -> list[str]:

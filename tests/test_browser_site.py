@@ -19,36 +19,14 @@ import yaml
 
 from generators.checks.parity import read_page
 from generators.site.nav import _Loader as MkdocsYamlLoader
-from tests.browser_helpers import (
-    chromium,
-    inline_svg_sizes,
-    load_all_images,
-    needs_chromium,
-    recording_page,
-    representative_pages,
-    serve,
-)
+from tests import browser_helpers
+from tests.browser_helpers import inline_svg_sizes, load_all_images, needs_chromium, representative_pages
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 REPORTS = "reports/"
 
-
-@pytest.fixture(scope="module")
-def base_url(built_site):
-    with serve(built_site.site) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
-
-
-@pytest.fixture
-def page(browser, base_url):
-    with recording_page(browser, base_url) as page:
-        yield page
+# the site served, Chromium and a recording page (fixtures)
+base_url, browser, page = browser_helpers.base_url, browser_helpers.browser, browser_helpers.page
 
 
 def _heading(page) -> str:

@@ -14,29 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser_helpers import chromium, load_all_images, needs_chromium, recording_page, serve
+from tests import browser_helpers
+from tests.browser_helpers import load_all_images, needs_chromium
 from tests.decode_trace import LATEST, VERSIONS
 from tests.derived_version import REPORT
 
 ROOT = Path(__file__).resolve().parents[1]
 
-
-@pytest.fixture(scope="module")
-def base_url(built_site):
-    with serve(built_site.site) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as browser:
-        yield browser
-
-
-@pytest.fixture
-def page(browser, base_url):
-    with recording_page(browser, base_url) as page:
-        yield page
+# the site served, Chromium and a recording page (fixtures)
+base_url, browser, page = browser_helpers.base_url, browser_helpers.browser, browser_helpers.page
 
 
 def _new_sections(before: str, after: str) -> list[str]:

@@ -133,17 +133,24 @@ def _timing_all(args, modes: list[str], commands: list[str]) -> tuple[dict, int]
     timing = {}
     for variant in VARIANTS:
         for mode in modes:
-            first = dict(got[(variant, mode, 1)])
-            first["processes"] = [got[(variant, mode, 1)], got[(variant, mode, 2)]]
-            second = first["processes"][1]
-            if second.get("median_ms") and first.get("median_ms"):
-                first["process_ratio"] = second["median_ms"] / first["median_ms"]
             name = variant if mode == modes[0] else f"{variant}_{mode}"
-            timing[name] = first
+            timing[name] = _two_processes(got[(variant, mode, 1)], got[(variant, mode, 2)])
     return timing, seed
 
 
-def _decode_meta(folder, device, settings, commands, files, *, graph: bool, notes: Path | None, extra=None) -> None:
+def _two_processes(first: dict, second: dict) -> dict:
+    """One timing.json entry: process 1's fields at the top, both processes' records under
+    ``processes`` and, where both have a median, their ratio (process 2 ÷ process 1)."""
+    rec = dict(first)
+    rec["processes"] = [first, second]
+    if second.get("median_ms") and first.get("median_ms"):
+        rec["process_ratio"] = second["median_ms"] / first["median_ms"]
+    return rec
+
+
+def _decode_meta(folder, device, settings, commands, files, *, variants, notes: Path | None, extra, **workload) -> None:
+    """meta.json of a decode capture (decode, decode-graph, decode-compile): the workload every
+    one of them shares, then ``workload``'s own fields (its decode step, ...)."""
     size, prompt, new, traced = (settings[k] for k in ("decode_size", "prompt", "new_tokens", "trace_tokens"))
     workload = {
         "batch": 1,
@@ -153,20 +160,15 @@ def _decode_meta(folder, device, settings, commands, files, *, graph: bool, note
         "decode_steps": new - 1,
         "traced_new_tokens": traced,
         "traced_decode_steps": traced - 1,
-        "variants": list(VARIANTS),
+        "variants": list(variants),
         "sampling": "greedy",
         "kv_cache": True,
         "weights": "random (seed 0)",
         "timing_reps": settings["decode_reps"],
         "timing_processes": 2,
+        **workload,
     }
-    extra = dict(extra or {})
-    if graph:
-        workload["decode_step"] = "CUDA graph replay" if device.type == "cuda" else "static step, eager (no GPU)"
-        workload["attention_keys_per_step"] = prompt + new
-        extra["cuda_graph"] = {"method": "manual torch.cuda.CUDAGraph capture", "description": GRAPH_METHOD}
-    else:
-        workload["decode_step"] = "eager"
+    extra = dict(extra)
     if notes is not None:  # top level: the report shows the workload as a table
         extra["notes"] = notes.read_text(encoding="utf-8")
     meta.write(
@@ -236,7 +238,15 @@ def cmd_decode(args, settings, device, *, graph: bool = False) -> Path:
         + ("; <variant>_eager: the eager (v1) decode timed the same way on the same machine" if graph else "")
     )
     extra = {"checks": checks, "timing_seed": seed, "gpu_state": state}
-    _decode_meta(folder, device, settings, commands, files, graph=graph, notes=args.notes, extra=extra)
+    if graph:
+        step = {
+            "decode_step": "CUDA graph replay" if device.type == "cuda" else "static step, eager (no GPU)",
+            "attention_keys_per_step": prompt + new,
+        }
+        extra["cuda_graph"] = {"method": "manual torch.cuda.CUDAGraph capture", "description": GRAPH_METHOD}
+    else:
+        step = {"decode_step": "eager"}
+    _decode_meta(folder, device, settings, commands, files, variants=VARIANTS, notes=args.notes, extra=extra, **step)
     if device.type == "cuda" and not args.no_ncu:
         args.into, args.variants, args.graph = str(folder), list(VARIANTS), graph
         cmd_ncu(args, settings, device)
@@ -304,13 +314,7 @@ def cmd_decode_compile(args, settings, device) -> Path:
             raise SystemExit(f"error: decode-time --mode {COMPILE_MODES[key]} failed: {rec}")
         rec["position"] = position
         got[(key, process)] = rec
-    timing = {}
-    for key in COMPILE_MODES:
-        first = dict(got[(key, 1)])
-        first["processes"] = [got[(key, 1)], got[(key, 2)]]
-        if first["processes"][1].get("median_ms") and first.get("median_ms"):
-            first["process_ratio"] = first["processes"][1]["median_ms"] / first["median_ms"]
-        timing[key] = first
+    timing = {key: _two_processes(got[(key, 1)], got[(key, 2)]) for key in COMPILE_MODES}
     state["after_timing"] = gpu_state(device)
     write_json(folder / "timing.json", timing)
     files["timing.json"] = (
@@ -319,24 +323,6 @@ def cmd_decode_compile(args, settings, device) -> Path:
         f"in that process; eager: the same step run eagerly), the runs in a shuffled order (seed {seed}), GPU "
         "state before and after"
     )
-    workload = {
-        "batch": 1,
-        "prompt_tokens": prompt,
-        "new_tokens": new,
-        "dtype": "bfloat16",
-        "decode_steps": new - 1,
-        "traced_new_tokens": traced,
-        "traced_decode_steps": traced - 1,
-        "variants": ["compiled", "eager"],
-        "attention": "fused (scaled_dot_product_attention)",
-        "sampling": "greedy",
-        "kv_cache": True,
-        "attention_keys_per_step": prompt + new,
-        "weights": "random (seed 0)",
-        "timing_reps": settings["decode_reps"],
-        "timing_processes": 2,
-        "decode_step": "torch.compile (Inductor, no CUDA graphs)" + ("" if device.type == "cuda" else ", on the CPU"),
-    }
     extra = {
         "checks": checks,
         "timing_seed": seed,
@@ -350,17 +336,18 @@ def cmd_decode_compile(args, settings, device) -> Path:
             },
         },
     }
-    if args.notes is not None:
-        extra["notes"] = args.notes.read_text(encoding="utf-8")
-    meta.write(
+    _decode_meta(
         folder,
-        "decode",
         device,
-        commands=commands,
-        model=SIZES[size].as_dict(),
-        workload=workload,
-        files=files,
+        settings,
+        commands,
+        files,
+        variants=COMPILE_MODES,
+        notes=args.notes,
         extra=extra,
+        attention="fused (scaled_dot_product_attention)",
+        attention_keys_per_step=prompt + new,
+        decode_step="torch.compile (Inductor, no CUDA graphs)" + ("" if device.type == "cuda" else ", on the CPU"),
     )
     return folder
 

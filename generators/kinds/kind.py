@@ -30,6 +30,12 @@ from typing import Any
 from generators.spec import Model, Unit
 
 
+def result_facts(result) -> dict:
+    """A model's facts where its result carries them (``Model.facts`` of a kind whose result
+    has a ``facts`` field)."""
+    return result.facts
+
+
 @dataclass(frozen=True)
 class DetectContext:
     """What a detector may use besides the raw folder."""

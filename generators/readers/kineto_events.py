@@ -16,9 +16,11 @@ as decoding it); tagged unions on ``ph`` (slower).
 from __future__ import annotations
 
 import gc
+from collections.abc import Callable
+from functools import partial
 from itertools import compress, repeat
 from operator import attrgetter
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 import numpy as np
@@ -116,6 +118,11 @@ class Document(Meta, gc=False, kw_only=True):
 _decoders = {True: msgspec.json.Decoder(list[Event]), False: msgspec.json.Decoder(list[DeviceEvent])}
 _meta_decoder = msgspec.json.Decoder(Meta)
 _doc_decoder = msgspec.json.Decoder(Document)
+
+#: the tables ``decode`` collects: each a list of column dicts, one per decoded chunk
+PARTS = ("kernels", "memory_ops", "launches", "ranges", "seen")
+_Take = TypeVar("_Take", bound=Callable[[list], None])
+
 _NO_ARGS = Args()
 _names_decoder = msgspec.json.Decoder(list[str])
 _args_decoder = msgspec.json.Decoder(list[Args | None])
@@ -270,46 +277,59 @@ def header(path: str) -> dict:
         raise UserError(path, f"unexpected content for a Kineto trace: {exc}") from None
 
 
-def _decode_whole(path: str, with_host: bool, parts: dict[str, list[dict]]) -> list[Meta]:
+def decode_document(path: str, decoder: msgspec.json.Decoder) -> Any:
+    """The whole trace at once, decoded by ``decoder`` (a document type with ``traceEvents``):
+    for a file the streaming reader cannot take. Raises ``UserError``."""
     data = read_all(path)
     try:
-        doc = _doc_decoder.decode(data.removeprefix(b"\xef\xbb\xbf"))
+        return decoder.decode(data.removeprefix(b"\xef\xbb\xbf"))
     except msgspec.ValidationError as exc:
         if "missing required field `traceEvents`" in str(exc):
             raise UserError(path, "JSON without traceEvents: not a PyTorch profiler (Kineto) trace") from None
         raise UserError(path, f"unexpected content for a Kineto trace: {exc}") from None
     except msgspec.DecodeError as exc:
         raise UserError(path, f"not valid JSON: {exc}") from None
-    del data
-    _extract(path, doc.traceEvents, with_host, parts)
-    return [doc]
 
 
-def decode(path: str, with_host: bool = True) -> tuple[dict, dict[str, list[dict]]]:
-    """The trace's meta and per-chunk columns, decoded in this process."""
-    parts: dict[str, list] = {"kernels": [], "memory_ops": [], "launches": [], "ranges": [], "seen": []}
+def read_events(
+    path: str,
+    decoders: tuple[msgspec.json.Decoder, msgspec.json.Decoder, msgspec.json.Decoder],
+    chunk_bytes: int,
+    fresh: Callable[[], _Take],
+) -> tuple[list, _Take]:
+    """The trace's top-level objects (its metas) and the consumer that took its events: a
+    consumer made by ``fresh()`` is called with each decoded chunk of ``traceEvents``
+    (``decoders``: events, meta, whole document); where the file cannot be streamed, a new
+    one takes all of them at once. The garbage collector is off meanwhile (millions of
+    short-lived, acyclic objects: collection would only cost). Raises ``UserError``."""
+    events, meta, document = decoders
     gc_was_enabled = gc.isenabled()
-    gc.disable()  # millions of short-lived, acyclic objects: collection would only cost
+    gc.disable()
     try:
         source = open_source(path)
         try:
-            metas = list(
-                stream_array(
-                    source,
-                    "traceEvents",
-                    _decoders[with_host].decode,
-                    lambda events: _extract(path, events, with_host, parts),
-                    _meta_decoder.decode,
-                    CHUNK_BYTES,
-                )
-            )
+            take = fresh()
+            metas = list(stream_array(source, "traceEvents", events.decode, take, meta.decode, chunk_bytes))
         except NotStreamable:
             source.close()
-            parts = {k: [] for k in parts}
-            metas = _decode_whole(path, with_host, parts)
+            doc = decode_document(path, document)
+            take = fresh()
+            take(doc.traceEvents)
+            metas = [doc]
         finally:
             source.close()
     finally:
         if gc_was_enabled:
             gc.enable()
-    return _meta(metas), parts
+    return metas, take
+
+
+def decode(path: str, with_host: bool = True) -> tuple[dict, dict[str, list[dict]]]:
+    """The trace's meta and per-chunk columns, decoded in this process."""
+    metas, take = read_events(
+        path,
+        (_decoders[with_host], _meta_decoder, _doc_decoder),
+        CHUNK_BYTES,
+        lambda: partial(_extract, path, with_host=with_host, parts={k: [] for k in PARTS}),
+    )
+    return _meta(metas), take.keywords["parts"]

@@ -30,7 +30,6 @@ ranges: only names asked for, compared as JSON text before decoding).
 
 from __future__ import annotations
 
-import gc
 import os
 from dataclasses import dataclass, field
 from operator import attrgetter
@@ -39,10 +38,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from generators.errors import UserError
 from generators.readers import kineto_events as ev
-from generators.readers.json_stream import NotStreamable, stream_array
-from generators.readers.sources import open_source, read_all
 
 CHUNK_BYTES = 384 << 10
 
@@ -248,49 +244,12 @@ def _meta(metas: list) -> dict:
     return {"base_time_ns": base, "distributed": dist, "devices": devices}
 
 
-def _decode_whole(path: str, collect: _Collector) -> list:
-    data = read_all(path)
-    try:
-        doc = _doc_decoder.decode(data.removeprefix(b"\xef\xbb\xbf"))
-    except msgspec.ValidationError as exc:
-        if "missing required field `traceEvents`" in str(exc):
-            raise UserError(path, "JSON without traceEvents: not a PyTorch profiler (Kineto) trace") from None
-        raise UserError(path, f"unexpected content for a Kineto trace: {exc}") from None
-    except msgspec.DecodeError as exc:
-        raise UserError(path, f"not valid JSON: {exc}") from None
-    del data
-    collect(doc.traceEvents)
-    return [doc]
-
-
 def scan(path: str | os.PathLike[str], want: Want = Want()) -> Scan:
     """The columns of one trace (see the module's docstring). Raises ``UserError``."""
     path = os.fspath(path)
-    collect = _Collector(path, want)
-    gc_was_enabled = gc.isenabled()
-    gc.disable()  # millions of short-lived, acyclic objects: collection would only cost
-    try:
-        source = open_source(path)
-        try:
-            metas = list(
-                stream_array(
-                    source,
-                    "traceEvents",
-                    _decoders[want.host].decode,
-                    collect,
-                    _meta_decoder.decode,
-                    CHUNK_BYTES,
-                )
-            )
-        except NotStreamable:
-            source.close()
-            collect = _Collector(path, want)
-            metas = _decode_whole(path, collect)
-        finally:
-            source.close()
-    finally:
-        if gc_was_enabled:
-            gc.enable()
+    metas, collect = ev.read_events(
+        path, (_decoders[want.host], _meta_decoder, _doc_decoder), CHUNK_BYTES, lambda: _Collector(path, want)
+    )
     return Scan(
         kernels=_join(collect.kernels, _KERNEL_COLUMNS | (_COLLECTIVE_COLUMNS if want.collectives else {})),
         memory_ops=_join(collect.memory_ops, _MEMORY_COLUMNS),

@@ -12,15 +12,12 @@ from pathlib import Path
 
 from generators.kinds.distributed_step import detect, model
 from generators.kinds.distributed_step.config import Config
-from generators.kinds.kind import Kind
+from generators.kinds.kind import Kind, result_facts
 from generators.spec import REPORT_OPTIONS, Model, Unit
 
-
-def _facts(result):
-    return result.facts
-
-
-MODEL = Model(name="distributed_step", inputs=model.inputs, compute=model.compute, facts=_facts, options=REPORT_OPTIONS)
+MODEL = Model(
+    name="distributed_step", inputs=model.inputs, compute=model.compute, facts=result_facts, options=REPORT_OPTIONS
+)
 
 _R = "generators.kinds.distributed_step.render"
 _T, _F, _M = f"{_R}.tables", f"{_R}.figures", f"{_R}.method"

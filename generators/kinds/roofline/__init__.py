@@ -12,17 +12,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generators.kinds.kind import Kind
+from generators.kinds.kind import Kind, result_facts
 from generators.kinds.roofline import detect, model
 from generators.kinds.roofline.config import Config
 from generators.spec import REPORT_OPTIONS, Model, Unit
 
-
-def _facts(result):
-    return result.facts
-
-
-MODEL = Model(name="roofline", inputs=model.inputs, compute=model.compute, facts=_facts, options=REPORT_OPTIONS)
+MODEL = Model(name="roofline", inputs=model.inputs, compute=model.compute, facts=result_facts, options=REPORT_OPTIONS)
 
 _R = "generators.kinds.roofline.render"
 _T, _F, _M, _D = f"{_R}.tables", f"{_R}.figures", f"{_R}.method", f"{_R}.deploy"

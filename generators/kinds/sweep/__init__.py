@@ -11,21 +11,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generators.kinds.kind import Kind, TimingRecords
+from generators.kinds.kind import Kind, TimingRecords, result_facts
 from generators.kinds.sweep import detect, model
 from generators.kinds.sweep.config import Config
 from generators.spec import REPORT_OPTIONS, Model, PerFile, Unit
-
-
-def _facts(result):
-    return result.facts
-
 
 MODEL = Model(
     name="sweep",
     inputs=model.inputs,
     compute=model.compute,
-    facts=_facts,
+    facts=result_facts,
     options=REPORT_OPTIONS,
     per_file=PerFile(files=model.trace_files, map="generators.kinds.sweep.traces:summarise"),
 )

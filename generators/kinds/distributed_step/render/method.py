@@ -8,25 +8,13 @@ from __future__ import annotations
 
 from generators.kinds.distributed_step.render.tables import DASH, fact, rank_cell
 from generators.pieces import Cell, fragment
-from generators.render import prose, tables
+from generators.render import meta_fields, prose, tables
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder
 from generators.render.units import number, scaled
 
-KEY_LABELS = {
-    "cuda": N_("CUDA"),
-    "cudnn": N_("cuDNN"),
-    "ncu": N_("Nsight Compute"),
-    "os": N_("Operating system"),
-    "python": N_("Python"),
-    "torch": N_("PyTorch"),
-    "name": N_("Name"),
-    "d_model": N_("Model width (d_model)"),
-    "d_ff": N_("Feed-forward width (d_ff)"),
-    "n_layers": N_("Layers"),
-    "n_heads": N_("Attention heads"),
-    "vocab": N_("Vocabulary"),
-    "rope_theta": N_("RoPE theta"),
+KEY_LABELS = {  # the capture's meta.json fields (meta_fields), and the distributed workload's own
+    **meta_fields.LABELS,
     "ranks": N_("Ranks"),
     "backend": N_("Backend"),
     "batch_per_rank": N_("Batch size per rank"),
@@ -41,10 +29,6 @@ KEY_LABELS = {
     "slow_rank": N_("Rank slowed on purpose"),
     "slow_ms": N_("Delay per step (ms)"),
     "slow_method": N_("How it was slowed"),
-    "driver_version": N_("Driver"),
-    "clocks.sm": N_("SM clock"),
-    "clocks.mem": N_("Memory clock"),
-    "power.limit": N_("Power limit"),
 }
 SMI_KEYS = ("driver_version", "clocks.sm", "clocks.mem", "power.limit")
 RANK_FROM = {

@@ -11,17 +11,13 @@ import pandas as pd
 from generators.analysis import llm_deploy
 from generators.kinds.roofline import facts as rl_facts
 from generators.kinds.roofline.render import labels as L
-from generators.kinds.roofline.render.tables import fact, gpus_of, model_of
+from generators.kinds.roofline.render.tables import fact, gpus_of, model_of, table_and_legend
 from generators.pieces import Cell, fragment, key_of
 from generators.render import prose
 from generators.render.i18n import N_, Translator
 from generators.render.tables import TableBuilder, link, text
 
 MB = 1e-6
-
-
-def _gpu_label(result, gpu: str, tr: Translator) -> str:
-    return L.gpu_name(result, gpu, tr)
 
 
 def params(result, tr: Translator, options: dict) -> object:
@@ -59,7 +55,7 @@ def params(result, tr: Translator, options: dict) -> object:
             "KV cache in BF16: MLA keeps the 512-wide latent and the 64-wide RoPE key per position and layer."
         )
     )
-    return fragment(t.build(), prose.method_block(legend) + "\n", "".join(f"- {i}\n" for i in items))
+    return table_and_legend(t, legend, "".join(f"- {i}\n" for i in items))
 
 
 def bytes_per_token(result, tr: Translator, options: dict) -> object:
@@ -107,7 +103,7 @@ def deployments(result, tr: Translator, options: dict) -> object:
         fits = r.gpus == r.gpus and r.gpus is not None
         t.row(
             key_of(r.gpu),
-            _gpu_label(result, r.gpu, tr),
+            L.gpu_name(result, r.gpu, tr),
             tr.gettext(N_("{w} / {a}"), w=L.precision(r.weights, tr), a=L.precision(r.act, tr)),
             ", ".join(tr.integer(n) for n in r.candidates),
             Cell(tr.integer(int(r.gpus)), int(r.gpus)) if fits else Cell(none, None),
@@ -126,7 +122,7 @@ def deployments(result, tr: Translator, options: dict) -> object:
             ),
             t=tr.integer(result.config.serving.tensor_parallel),
         )
-        return fragment(t.build(), prose.method_block(layout) + "\n")
+        return table_and_legend(t, layout)
     legend = tr.gettext(
         N_(
             "The smallest configured deployment whose weights per GPU fit the GPU's memory. Data-parallel attention: "
@@ -139,7 +135,7 @@ def deployments(result, tr: Translator, options: dict) -> object:
             "traffic between nodes crosses the network, which this model does not time."
         )
     )
-    return fragment(t.build(), prose.method_block(legend) + "\n")
+    return table_and_legend(t, legend)
 
 
 def kv_capacity(result, tr: Translator, options: dict) -> object:
@@ -151,20 +147,19 @@ def kv_capacity(result, tr: Translator, options: dict) -> object:
     for c in contexts:
         t.col(f"c{c}", tr.gettext(N_("KV {context}"), context=tr.integer(c)), "count", translated=True)
     none = tr.gettext(N_("does not fit"))
-    for gpu in dict.fromkeys(frame["gpu"]):
-        rows = frame[frame["gpu"] == gpu]
+    for gpu, rows in frame.groupby("gpu", sort=False):  # each GPU's rows, GPUs in the frame's order
         by_c = dict(zip(rows["context"], rows["max_batch"]))
         n = rows["gpus"].iloc[0]
         fits = not pd.isna(n)
         cells = [Cell(tr.integer(int(by_c[c])), int(by_c[c])) if fits else Cell(none, None) for c in contexts]
-        t.row(key_of(gpu), _gpu_label(result, gpu, tr), int(n) if fits else None, *cells)
+        t.row(key_of(gpu), L.gpu_name(result, gpu, tr), int(n) if fits else None, *cells)
     legend = tr.gettext(
         N_(
             "The largest batch per GPU (sequences) whose KV cache at that many positions fits the memory left after "
             "the weights per GPU; nothing is reserved for activations or workspaces, so real limits are lower."
         )
     )
-    return fragment(t.build(), prose.method_block(legend) + "\n")
+    return table_and_legend(t, legend)
 
 
 def throughput(result, tr: Translator, options: dict) -> object:
@@ -177,12 +172,11 @@ def throughput(result, tr: Translator, options: dict) -> object:
     t.col("at-cap", N_("At the cap (tokens/s)"), "count")
     for b in batches:
         t.col(f"b{b}", L.size_header("decode", b, tr), "count", translated=True)
-    for gpu in dict.fromkeys(frame["gpu"]):
-        rows = frame[frame["gpu"] == gpu]
+    for gpu, rows in frame.groupby("gpu", sort=False):  # each GPU's rows, GPUs in the frame's order
         cap = int(rows["max_batch"].iloc[0])
         by_b = {int(r.batch): r for r in rows.itertuples()}
         cells = [by_b[b].tokens_per_s if by_b[b].fits else None for b in batches]
-        t.row(key_of(gpu), _gpu_label(result, gpu, tr), cap, by_b[cap].tokens_per_s, *cells)
+        t.row(key_of(gpu), L.gpu_name(result, gpu, tr), cap, by_b[cap].tokens_per_s, *cells)
     legend = tr.gettext(
         N_(
             "Predicted tokens per second per GPU (batch ÷ one GPU's step) at KV {kv}, in its deployment; a dash where "
@@ -191,7 +185,7 @@ def throughput(result, tr: Translator, options: dict) -> object:
         ),
         kv=tr.integer(result.config.decode.kv_len),
     )
-    return fragment(t.build(), prose.method_block(legend) + "\n")
+    return table_and_legend(t, legend)
 
 
 #: KV layout -> how the table names it (``serving.kv_layout`` / ``kv_layout_options``).
@@ -229,7 +223,7 @@ def kv_layouts(result, tr: Translator, options: dict) -> object:
         cells = [by_b[b].tokens_per_s if b in by_b and by_b[b].fits else None for b in batches]
         t.row(
             key_of(gpu, layout),
-            _gpu_label(result, gpu, tr),
+            L.gpu_name(result, gpu, tr),
             name,
             Cell(tr.integer(int(first["gpus"])), int(first["gpus"])) if fits else Cell(none, None),
             first["weights_per_gpu"] if fits else None,
@@ -256,7 +250,7 @@ def kv_layouts(result, tr: Translator, options: dict) -> object:
         t=tr.integer(result.config.serving.tensor_parallel),
         x=L.DASH if (tp := rl_facts.tp_bytes(frame)) is None else tr.integer(tp),
     )
-    return fragment(t.build(), prose.method_block(legend) + "\n")
+    return table_and_legend(t, legend)
 
 
 def ep_traffic(result, tr: Translator, options: dict) -> object:
@@ -275,7 +269,7 @@ def ep_traffic(result, tr: Translator, options: dict) -> object:
             continue
         t.row(
             key_of(r.gpu, int(r.batch)),
-            _gpu_label(result, r.gpu, tr),
+            L.gpu_name(result, r.gpu, tr),
             int(r.batch),
             r.moe_compute_s * 1e9,
             r.moe_memory_s * 1e9,
@@ -292,7 +286,7 @@ def ep_traffic(result, tr: Translator, options: dict) -> object:
             "the larger of ops and traffic; Largest names the largest of compute, memory and traffic."
         )
     )
-    return fragment(t.build(), prose.method_block(legend) + "\n")
+    return table_and_legend(t, legend)
 
 
 def crossing_cap(result, tr: Translator, options: dict) -> object:
@@ -303,7 +297,7 @@ def crossing_cap(result, tr: Translator, options: dict) -> object:
     t.col("op", N_("Op"))
     for g in gpus:
         n = int(frame[frame["gpu"] == g]["gpus"].iloc[0])
-        label = tr.gettext(N_("{gpu} × {n}"), gpu=_gpu_label(result, g, tr), n=tr.integer(n))
+        label = tr.gettext(N_("{gpu} × {n}"), gpu=L.gpu_name(result, g, tr), n=tr.integer(n))
         t.col(f"g-{g}", label, "count", translated=True)
     caps = []
     for g in gpus:
@@ -328,7 +322,7 @@ def crossing_cap(result, tr: Translator, options: dict) -> object:
         ),
         kv=tr.integer(result.config.decode.kv_len),
     )
-    return fragment(t.build(), prose.method_block(legend) + "\n")
+    return table_and_legend(t, legend)
 
 
 def placement(result, tr: Translator, options: dict) -> object:

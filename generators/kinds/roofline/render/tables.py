@@ -44,6 +44,11 @@ def phase_of(options: dict) -> str:
     return phase
 
 
+def table_and_legend(t: TableBuilder, legend: str, *after: str) -> object:
+    """The table, then its legend as a method paragraph (then ``after``)."""
+    return fragment(t.build(), prose.method_block(legend) + "\n", *after)
+
+
 def tables_format(result, gpu: str) -> str:
     return next(g.tables for g in result.config.gpus if g.hardware == gpu)
 
@@ -200,7 +205,7 @@ def limits(result, tr: Translator, options: dict) -> object:
             "element-wise ops run against."
         )
     )
-    return fragment(t.build(), prose.method_block(legend) + "\n", "".join(notes))
+    return table_and_legend(t, legend, "".join(notes))
 
 
 def _dtype_label(dtype: str, tr: Translator) -> str:
@@ -253,7 +258,7 @@ def ceilings(result, tr: Translator, options: dict) -> object:
                 )
             ),
         )
-    return fragment(t.build(), prose.method_block(legend) + "\n")
+    return table_and_legend(t, legend)
 
 
 def model_dims(result, tr: Translator, options: dict) -> object:
@@ -364,7 +369,7 @@ def projection(result, tr: Translator, options: dict) -> object:
             "tokens. A dash: never; the activations alone keep the op below the ridge."
         )
     )
-    return fragment(t.build(), prose.method_block(legend) + "\n")
+    return table_and_legend(t, legend)
 
 
 def per_token(result, tr: Translator, options: dict) -> object:
@@ -390,7 +395,7 @@ def per_token(result, tr: Translator, options: dict) -> object:
         ),
         what=tr.gettext(N_("the batch") if phase == "decode" else N_("the sequence length")),
     )
-    return fragment(t.build(), prose.method_block(legend) + "\n")
+    return table_and_legend(t, legend)
 
 
 def dominant(result, tr: Translator, options: dict) -> object:
@@ -418,7 +423,7 @@ def dominant(result, tr: Translator, options: dict) -> object:
                 values.append(Cell(shown or None, shown or None, codes=tuple(rows["op"])))
             t.row(key_of(phase, size), *values)
     legend = tr.gettext(N_("The three ops with the largest share of the step's predicted time, per phase and size."))
-    return fragment(t.build(), prose.method_block(legend) + "\n")
+    return table_and_legend(t, legend)
 
 
 def measured(result, tr: Translator, options: dict) -> object:
@@ -558,7 +563,7 @@ def mla(result, tr: Translator, options: dict) -> object:
             "predicted: the sum of the model's q_nope_w_kc, mla_attention and attn_w_vc ops at that batch."
         )
     )
-    return fragment(t.build(), prose.method_block(legend) + "\n")
+    return table_and_legend(t, legend)
 
 
 def small_gemm_fit(result, tr: Translator, options: dict) -> object:
@@ -587,4 +592,4 @@ def small_gemm_fit(result, tr: Translator, options: dict) -> object:
             "the fewest bytes the GEMM must move. Largest residual: the largest |measured ÷ fitted − 1|."
         )
     )
-    return fragment(t.build(), prose.method_block(legend) + "\n")
+    return table_and_legend(t, legend)
