@@ -65,9 +65,10 @@ chromium:
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
 
 # Two pytest-xdist workers (the 2-core machine's cores), whole files per worker so a module's
-# fixtures (a site of its own, a browser) are built once.
+# fixtures (a site of its own, a browser) are built once; files in the order tests/conftest.py
+# gives them (the longest first), not re-sorted by their number of tests.
 test: $(STAMP) chromium lint
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder
 
 # The fast loop while editing: lint, then every test that builds no site, drives no browser and
 # is not marked slow (markers: pyproject.toml; `site` and `browser` are added in tests/conftest.py).

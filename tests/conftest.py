@@ -63,7 +63,27 @@ SITE_FIXTURES = {"built_site", "versions_site"}
 BROWSER_FIXTURES = {"browser_flow"}
 
 
+# The longest files first: pytest-xdist (`--dist loadfile`) hands out files in collection order,
+# and a long file drawn last keeps one worker busy while the other has nothing left (the second
+# cold build ran alone at the end of `make test`). The session site is built by whichever worker
+# asks first; the files that need no site keep the other worker busy meanwhile.
+FIRST = (
+    "test_site_determinism.py",  # a cold build of its own, after the session build
+    "test_cache_versions.py",  # no session site: many small builds
+    "test_capture.py",  # no session site: the capture smoke runs
+    "test_report_escaping.py",
+    "test_site_changes.py",
+    "test_review_site.py",
+)
+
+
+def _first(item) -> int:
+    name = item.path.name
+    return FIRST.index(name) if name in FIRST else len(FIRST)
+
+
 def pytest_collection_modifyitems(config, items):
+    items.sort(key=_first)  # stable: the order within a file and among the rest is kept
     for item in items:
         names = set(getattr(item, "fixturenames", ()))
         if names & SITE_FIXTURES:

@@ -197,22 +197,25 @@ SELECT_JS = """text => {
 
 
 def _compose(page, author: str, body: str) -> str:
-    """Fill the open composer, send; the id of the thread that appears."""
+    """Fill the open composer, send; the id of the thread that appears.
+
+    Waited for by its author and the body's plain words (markup in it is shown escaped, not as
+    typed): the live panel may bring in other threads first (one written on the other
+    language's page), so a count of threads is not enough. textContent, not innerText: a thread
+    the panel shows collapsed has no rendered text."""
     before = set(page.eval_on_selector_all(".ps-thread", "ts => ts.map(t => t.dataset.thread)"))
     page.fill(".ps-composer input[name=author]", author)
     page.fill(".ps-composer textarea[name=body]", body)
     page.click(".ps-composer .ps-send")
-    page.wait_for_function(
-        "n => document.querySelectorAll('.ps-thread').length > n && !document.querySelector('.ps-composer')",
-        arg=len(before),
-    )
-    new = set(page.eval_on_selector_all(".ps-thread", "ts => ts.map(t => t.dataset.thread)")) - before
-    if len(new) > 1:  # the live panel also brought in a thread written on the other language's page
-        # by the body's plain words (markup in it is shown escaped, not as typed) and author;
-        # textContent, not innerText: a thread the panel shows collapsed has no rendered text
-        words = body.split("<")[0].strip()
-        new = {t for t in new if words in (text := page.text_content(f"#thread-{t}") or "") and author in text}
-    (new,) = new
+    words = body.split("<")[0].strip()
+    mine = page.wait_for_function(
+        """([before, words, author]) => !document.querySelector('.ps-composer') &&
+           [...document.querySelectorAll('.ps-thread')].filter(t => !before.includes(t.dataset.thread) &&
+             t.textContent.includes(words) && t.textContent.includes(author)).map(t => t.dataset.thread)
+           .join(' ')""",
+        arg=[sorted(before), words, author],
+    ).json_value()
+    (new,) = mine.split()
     return new
 
 

@@ -147,7 +147,8 @@ def kv_capacity(result, tr: Translator, options: dict) -> object:
     for c in contexts:
         t.col(f"c{c}", tr.gettext(N_("KV {context}"), context=tr.integer(c)), "count", translated=True)
     none = tr.gettext(N_("does not fit"))
-    for gpu, rows in frame.groupby("gpu", sort=False):  # each GPU's rows, GPUs in the frame's order
+    for gpu in dict.fromkeys(frame["gpu"]):  # each GPU's rows, GPUs in the frame's order (a renderer selects)
+        rows = frame[frame["gpu"] == gpu]
         by_c = dict(zip(rows["context"], rows["max_batch"]))
         n = rows["gpus"].iloc[0]
         fits = not pd.isna(n)
@@ -172,7 +173,8 @@ def throughput(result, tr: Translator, options: dict) -> object:
     t.col("at-cap", N_("At the cap (tokens/s)"), "count")
     for b in batches:
         t.col(f"b{b}", L.size_header("decode", b, tr), "count", translated=True)
-    for gpu, rows in frame.groupby("gpu", sort=False):  # each GPU's rows, GPUs in the frame's order
+    for gpu in dict.fromkeys(frame["gpu"]):  # each GPU's rows, GPUs in the frame's order (a renderer selects)
+        rows = frame[frame["gpu"] == gpu]
         cap = int(rows["max_batch"].iloc[0])
         by_b = {int(r.batch): r for r in rows.itertuples()}
         cells = [by_b[b].tokens_per_s if by_b[b].fits else None for b in batches]
