@@ -70,8 +70,13 @@ def test_searching_a_chinese_word_finds_the_chinese_hardware_page(page, base_url
 
 @needs_chromium
 def test_every_page_loads_without_errors(page, base_url, built_site):
+    """Every page but the report pages, which the render test below loads in both languages
+    with the same image and console checks."""
+    reports = {f"/{p}" for pair in built_report_pages(built_site.site) for p in pair if p}
     for html in sorted(built_site.site.rglob("index.html")):
         path = "/" + html.parent.relative_to(built_site.site).as_posix() + "/"
+        if path in reports:
+            continue
         page.goto(base_url + path.replace("/./", "/"), wait_until="load")
         assert all(width > 0 for _, width in _images_loaded(page)), path
     assert page.problems == []
