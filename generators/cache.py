@@ -129,15 +129,15 @@ def code_digest(
     memo: dict | None = None,
     stop: Callable[[str], bool] | None = None,
 ) -> str:
-    h = hashlib.sha256()
     closure = module_closure(modules, index, memo, stop)
-    for path in closure:
-        h.update(path.relative_to(PACKAGE_DIR).as_posix().encode() + b"\0")
-        h.update(bytes.fromhex(index.digest(path)) if index else hashlib.sha256(path.read_bytes()).digest())
     changed = loaded.changed_since_import(closure)
     if changed:  # this process runs older code than the files say: a key no entry has or will have
         _warn_changed(changed)
         return f"changed-since-import-{os.getpid()}-{next(_STALE)}"
+    h = hashlib.sha256()
+    for path in closure:
+        h.update(path.relative_to(PACKAGE_DIR).as_posix().encode() + b"\0")
+        h.update(bytes.fromhex(index.digest(path)) if index else hashlib.sha256(path.read_bytes()).digest())
     return h.hexdigest()
 
 
@@ -343,9 +343,7 @@ class ResultCache:
         except OSError:
             shutil.copyfile(source, tmp)  # no hard links here: a copy does the same
         os.replace(tmp, path)
-        for old in folder.glob("*.pickle"):
-            if old == path or old.name.startswith("."):  # another process's file in flight
-                continue
+        for old in _older_entries(folder, path):
             try:
                 if folder.name != ".by-key" or old.stat().st_nlink == 1:
                     old.unlink(missing_ok=True)
@@ -363,11 +361,15 @@ class ResultCache:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        for old in folder.glob("*.pickle"):
-            # pathlib's glob matches dot files: another process's ".tmp-" file, not yet
-            # replaced into place, is not an old entry (two builds may share one cache)
-            if old != path and not old.name.startswith("."):
-                old.unlink(missing_ok=True)
+        for old in _older_entries(folder, path):
+            old.unlink(missing_ok=True)
+
+
+def _older_entries(folder: Path, path: Path) -> list[Path]:
+    """The entries of ``folder`` other than ``path``. pathlib's glob matches dot files: another
+    process's ``.tmp-`` file, not yet moved into place, is not an entry (two builds may share
+    one cache)."""
+    return [old for old in folder.glob("*.pickle") if old != path and not old.name.startswith(".")]
 
 
 def slot_name(unit: str, options: dict[str, object]) -> str:

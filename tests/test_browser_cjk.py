@@ -167,14 +167,6 @@ def boxes(page) -> tuple[list[str], int, list[str]]:
     return problems, web_glyphs, control
 
 
-def site_pages(site: Path) -> list[str]:
-    return sorted(
-        p.parent.relative_to(site).as_posix() + "/" if p.parent != site else ""
-        for p in site.rglob("index.html")
-        if "assets" not in p.parts
-    )
-
-
 def report_pages(lang: str) -> set[str]:
     return {f"{lang}/reports/{r}/" for r in project.catalog().configured_reports()}
 
